@@ -1,0 +1,1 @@
+"""Podviews service: HTTP API, settings, CLI, worker and executors."""

@@ -1,0 +1,45 @@
+"""The one entry point: ``podviews``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.getLogger("rdflib").setLevel(logging.ERROR)  # ill-typed literals are data here
+    parser = argparse.ArgumentParser(prog="podviews", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check", help="correctness checks")
+    check_sub = check.add_subparsers(dest="check", required=True)
+    w3c = check_sub.add_parser("w3c", help="run the W3C SPARQL 1.1 query evaluation tests")
+    w3c.add_argument("dir", type=Path, help="folder of the W3C test suite (manifests below it)")
+    w3c.add_argument("--mode", choices=("scratch", "incremental"), default="incremental")
+    w3c.add_argument("--seed", type=int, default=0, help="seed of the random batch streams")
+    w3c.add_argument("--json", action="store_true", help="print one JSON document")
+    args = parser.parse_args(argv)
+    if args.command == "check" and args.check == "w3c":
+        return _check_w3c(args)
+    return 2
+
+
+def _check_w3c(args: argparse.Namespace) -> int:
+    from server import w3c
+
+    report = w3c.run(args.dir, mode=args.mode, seed=args.seed)
+    if args.json:
+        print(json.dumps(report.as_json(), indent=1))
+    else:
+        for o in report.outcomes:
+            if o.status != "passed":
+                print(f"{o.status:11} {o.id}  {o.reason}")
+        print(f"{report.count('unsupported')} unsupported")
+        print(f"{report.count('passed')} passed, {report.count('failed')} failed")
+    return 1 if report.count("failed") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""Our own SPARQL algebra: frozen, keyword-only dataclasses (SPARQL 1.1 §18.2).
+
+Variables are plain ``str`` names; RDF terms are rdflib terms. A variable whose
+name starts with ``_:`` stands for a blank node of a BGP (counting paper §3.4:
+blank nodes are fresh variables, projected away).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from rdflib.term import Identifier
+
+Term = Identifier
+Slot = Union[str, Term]  # a variable name or a constant term
+
+
+def is_var(x: object) -> bool:
+    """True for a variable slot.
+
+    >>> is_var("x"), is_var(Literal("x"))
+    (True, False)
+    """
+    return isinstance(x, str) and not isinstance(x, Identifier)
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True, kw_only=True)
+class Var:
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Const:
+    term: Term
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call:
+    """A function or operator application; ``fn`` names it (``"+"``, ``"STRLEN"``,
+    an IRI string for casts)."""
+
+    fn: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exists:
+    pattern: Pattern
+    negated: bool
+
+
+Expr = Union[Var, Const, Call, Exists]
+
+
+# ------------------------------------------------------------------- patterns
+
+
+@dataclass(frozen=True, kw_only=True)
+class TriplePattern:
+    s: Slot
+    p: Slot
+    o: Slot
+    g: Slot | None = None  # None: the default graph; else the active named graph
+
+
+@dataclass(frozen=True, kw_only=True)
+class BGP:
+    triples: tuple[TriplePattern, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Join:
+    left: Pattern
+    right: Pattern
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeftJoin:
+    left: Pattern
+    right: Pattern
+    expr: Expr | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Union_:
+    left: Pattern
+    right: Pattern
+
+
+@dataclass(frozen=True, kw_only=True)
+class Minus:
+    left: Pattern
+    right: Pattern
+    graph_var: str | None = None  # pushed-down GRAPH variable: not a shared variable
+
+
+@dataclass(frozen=True, kw_only=True)
+class GraphNames:
+    """The named graphs of the dataset: one solution {term -> g} per non-empty
+    named graph g (or the empty solution when ``term`` is a graph IRI that is
+    one). Produced by normalising GRAPH."""
+
+    term: Slot
+
+
+@dataclass(frozen=True, kw_only=True)
+class Filter:
+    expr: Expr
+    p: Pattern
+
+
+@dataclass(frozen=True, kw_only=True)
+class Extend:
+    p: Pattern
+    var: str
+    expr: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Values:
+    rows: tuple[tuple[tuple[str, Term], ...], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Project:
+    p: Pattern
+    vars: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Distinct:
+    p: Pattern
+
+
+@dataclass(frozen=True, kw_only=True)
+class Graph:
+    term: Slot
+    p: Pattern
+
+
+@dataclass(frozen=True, kw_only=True)
+class Aggregate:
+    """One aggregate of a group: ``fn`` is COUNT, SUM, AVG, MIN, MAX, SAMPLE or
+    GROUP_CONCAT; ``expr`` None means ``*``."""
+
+    fn: str
+    expr: Expr | None
+    distinct: bool
+    var: str
+    separator: str = " "
+
+
+@dataclass(frozen=True, kw_only=True)
+class Group:
+    """GROUP BY ``keys`` then compute ``aggregates`` (SPARQL 1.1 §18.5): one
+    solution per group binding the aggregates' variables."""
+
+    p: Pattern
+    keys: tuple[Expr, ...]
+    aggregates: tuple[Aggregate, ...]
+
+
+Pattern = Union[
+    BGP, Join, LeftJoin, Union_, Minus, Filter, Extend, Values, Project, Distinct, Graph, Group,
+    GraphNames,
+]
+
+
+# ---------------------------------------------------------------------- query
+
+
+@dataclass(frozen=True, kw_only=True)
+class OrderKey:
+    expr: Expr
+    descending: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Query:
+    """A SELECT or ASK query: the maintained ``pattern`` and the solution
+    modifiers applied when results are read."""
+
+    form: str  # "SELECT" or "ASK"
+    pattern: Pattern
+    variables: tuple[str, ...]
+    order: tuple[OrderKey, ...] = ()
+    limit: int | None = None
+    offset: int = 0
+    from_graphs: tuple[Term, ...] = ()
+    from_named: tuple[Term, ...] = ()
+
+
+def children(p: Pattern) -> tuple[Pattern, ...]:
+    """The sub-patterns of a pattern node."""
+    match p:
+        case Join() | LeftJoin() | Union_() | Minus():
+            return (p.left, p.right)
+        case Filter() | Extend() | Project() | Distinct() | Graph() | Group():
+            return (p.p,)
+        case _:
+            return ()
+
+
+def expr_children(e: Expr) -> tuple[Expr, ...]:
+    match e:
+        case Call():
+            return e.args
+        case _:
+            return ()
+
+
+def walk_expr(e: Expr):  # type: ignore[no-untyped-def]
+    """All sub-expressions of ``e``, ``e`` first."""
+    yield e
+    for c in expr_children(e):
+        yield from walk_expr(c)
+
+
+def has_exists(e: Expr | None) -> bool:
+    return e is not None and any(isinstance(x, Exists) for x in walk_expr(e))
+
+
+def expr_vars(e: Expr) -> set[str]:
+    return {x.name for x in walk_expr(e) if isinstance(x, Var)}
+
+
+def triple_patterns(p: Pattern) -> list[TriplePattern]:
+    """Every triple pattern below ``p``, including those inside EXISTS."""
+    out: list[TriplePattern] = []
+    match p:
+        case BGP():
+            out.extend(p.triples)
+        case Filter() | Extend():
+            for x in walk_expr(p.expr):
+                if isinstance(x, Exists):
+                    out.extend(triple_patterns(x.pattern))
+        case LeftJoin() if p.expr is not None:
+            for x in walk_expr(p.expr):
+                if isinstance(x, Exists):
+                    out.extend(triple_patterns(x.pattern))
+    for c in children(p):
+        out.extend(triple_patterns(c))
+    return out
+
+
+from rdflib.term import Literal  # noqa: E402  (doctest namespace)

@@ -1,0 +1,41 @@
+"""The compile pipeline, one pure step after another (after sqlglot's optimizer):
+SPARQL text -> algebra -> normalised algebra -> schemas -> delta program.
+
+``compile_query`` is the one gate every consumer passes: a query the engine
+cannot maintain is rejected here with ``UnsupportedFeature`` (architecture
+decision 7, fail closed), whether it will be maintained or evaluated once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from views import algebra as A
+from views.maintain import build
+from views.normalize import normalize
+from views.parse import parse
+from views.schemas import Schemas, schemas
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compiled:
+    query: A.Query
+    pattern: A.Pattern  # normalised
+    schemas: Schemas
+
+
+def compile_query(text: str, base: str | None = None) -> Compiled:
+    """Parse and check a view definition.
+
+    >>> c = compile_query("SELECT * { ?s <http://e/p> ?o MINUS { ?s <http://e/q> ?o } }")
+    >>> sorted(sorted(s) for s in c.schemas)
+    [['o', 's']]
+    >>> compile_query("SELECT * { ?s <http://e/p>+ ?o }")
+    Traceback (most recent call last):
+    ...
+    views.errors.UnsupportedFeature: unsupported feature: property paths
+    """
+    q = parse(text, base=base)
+    pattern = normalize(q.pattern)
+    build(pattern)  # raises UnsupportedFeature for what cannot be maintained
+    return Compiled(query=q, pattern=pattern, schemas=schemas(pattern))

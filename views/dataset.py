@@ -1,0 +1,126 @@
+"""An in-memory RDF dataset with the effective change ΔG of each update.
+
+Quads are ``(g, s, p, o)`` with ``g = None`` for the default graph. Graphs are
+sets (architecture decision 5). With ``union_default`` the default graph is the
+union of the named graphs, its triples support-counted, so a view sees a triple
+appear or vanish only when its last copy does.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable, Iterator
+
+from rdflib.term import Identifier
+
+Quad = tuple  # (g | None, s, p, o)
+Delta = dict  # dict[Quad, int]: +1 insert, -1 delete; effective set changes
+
+
+class GraphIndex:
+    """One graph: a set of triples with s/p/o hash indexes."""
+
+    def __init__(self) -> None:
+        self.triples: set[tuple] = set()
+        self.by = (defaultdict(set), defaultdict(set), defaultdict(set))
+
+    def add(self, t: tuple) -> None:
+        self.triples.add(t)
+        for i in range(3):
+            self.by[i][t[i]].add(t)
+
+    def remove(self, t: tuple) -> None:
+        self.triples.discard(t)
+        for i in range(3):
+            bucket = self.by[i][t[i]]
+            bucket.discard(t)
+            if not bucket:
+                del self.by[i][t[i]]
+
+    def match(self, s: Identifier | None, p: Identifier | None,
+              o: Identifier | None) -> Iterable[tuple]:
+        bound = [(i, x) for i, x in enumerate((s, p, o)) if x is not None]
+        if not bound:
+            return self.triples
+        if len(bound) == 3:
+            t = (s, p, o)
+            return (t,) if t in self.triples else ()
+        i, x = min(bound, key=lambda b: len(self.by[b[0]].get(b[1], ())))
+        cands = self.by[i].get(x, ())
+        return [t for t in cands if all(t[j] == y for j, y in bound)]
+
+
+class Dataset:
+    """Default graph plus named graphs; ``apply`` returns the effective ΔG."""
+
+    def __init__(self, union_default: bool = False) -> None:
+        self.union_default = union_default
+        self.default = GraphIndex()
+        self.named: dict[Identifier, GraphIndex] = {}
+        self._counts: dict[tuple, int] = defaultdict(int)
+
+    def __len__(self) -> int:
+        return len(self.default.triples) + sum(len(g.triples) for g in self.named.values())
+
+    def quads(self) -> Iterator[Quad]:
+        for t in self.default.triples:
+            yield (None, *t)
+        for g, idx in self.named.items():
+            for t in idx.triples:
+                yield (g, *t)
+
+    def contains(self, q: Quad) -> bool:
+        g, t = q[0], tuple(q[1:])
+        graph = self.default if g is None else self.named.get(g)
+        return graph is not None and t in graph.triples
+
+    def apply(self, changes: Iterable[tuple[Quad, int]]) -> Delta:
+        """Apply inserts (+1) and deletes (-1); return what really changed."""
+        delta: Delta = {}
+        for q, sign in changes:
+            if self.union_default and q[0] is None:
+                raise ValueError("with a union default graph, write to a named graph")
+            if (sign > 0) == self.contains(q):
+                continue  # inserting a present quad or deleting an absent one
+            self._set(q, sign > 0, delta)
+            if self.union_default:
+                t = tuple(q[1:])
+                before = self._counts[t]
+                self._counts[t] = before + (1 if sign > 0 else -1)
+                if (before == 0) != (self._counts[t] == 0):
+                    self._set((None, *t), sign > 0, delta)
+                if not self._counts[t]:
+                    del self._counts[t]
+        return delta
+
+    def _set(self, q: Quad, present: bool, delta: Delta) -> None:
+        g, t = q[0], tuple(q[1:])
+        if g is None:
+            graph = self.default
+        else:
+            graph = self.named.get(g) or self.named.setdefault(g, GraphIndex())
+        (graph.add if present else graph.remove)(t)
+        if g is not None and not graph.triples:
+            del self.named[g]
+        v = delta.get(q, 0) + (1 if present else -1)
+        if v:
+            delta[q] = v
+        else:
+            delta.pop(q, None)
+
+    def match(self, g: object, s: Identifier | None, p: Identifier | None,
+              o: Identifier | None) -> Iterator[Quad]:
+        """Quads matching; ``g`` is None (default graph), a graph name, or
+        ``ANY_NAMED`` for every named graph."""
+        if g is None:
+            for t in self.default.match(s, p, o):
+                yield (None, *t)
+            return
+        graphs = self.named.items() if g is ANY_NAMED else (
+            ((g, self.named[g]),) if g in self.named else ())
+        for name, idx in graphs:
+            for t in idx.match(s, p, o):
+                yield (name, *t)
+
+
+ANY_NAMED = object()

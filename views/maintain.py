@@ -1,0 +1,552 @@
+"""Incremental maintenance: the delta program of a pattern, interpreted in memory.
+
+Every node keeps its output materialised as a ``KRel`` (the paper keeps Q(G)
+for every sub-pattern Q, §4.6). A batch runs in two phases over the node DAG
+in post-order: ``compute`` derives each node's ΔQ from its children's old
+outputs and their deltas, then ``commit`` adds every ΔQ to its output.
+
+- BGP: Theorem 4.3, index nested loops with ΔG first.
+- Join: Theorem 4.5 (ΔP1⋈P2 + P1⋈ΔP2 + ΔP1⋈ΔP2 = ΔP1⋈P2 + P1'⋈ΔP2).
+- Filter, Project, Union, Extend: §4.4 (Theorem 3.1 distributivity).
+- Diff (the negative half of LeftJoin) and Minus: Theorem 4.6 — only left
+  mappings compatible with a right mapping whose support changed (ΔS̄) are
+  re-decided, each split by schema (§4.5.3) through ``KRel``.
+- FILTER/BIND with EXISTS: a mapping's EXISTS value can only change when ΔG
+  matches a triple pattern of the EXISTS under that mapping; those mappings
+  are re-decided on G' (substitution semantics, SPARQL 1.1 §18.6).
+- Distinct: a mapping enters or leaves with its support.
+- Group/aggregates: the groups touched by Δ are recomputed from their members,
+  so MIN/MAX survive deletion of the current extreme.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Iterator
+
+from rdflib.term import Identifier
+
+from views import algebra as A
+from views.bgp import dataset_source, delta_source, join_patterns, match_quad, old_source
+from views.dataset import Dataset, Delta
+from views.errors import UnsupportedFeature
+from views.expr import truth, try_evaluate
+from views.kset import KRel, KSet, Mu, add_into, mu
+from views.normalize import normalize
+from views.reference import exists_fn, group_key, group_row, minus_blocks, project
+
+
+class Ctx:
+    """One batch: G' (the dataset, already updated) and ΔG."""
+
+    def __init__(self, ds: Dataset, delta: Delta) -> None:
+        self.ds, self.delta = ds, delta
+        self.new, self.old, self.dsrc = dataset_source(ds), old_source(ds, delta), delta_source(delta)
+        self.exists = exists_fn(ds)
+
+
+class Node:
+    children: tuple[Node, ...] = ()
+    label = "?"
+
+    def __init__(self) -> None:
+        self.out = KRel()
+        self.d: KSet = {}
+
+    def scratch(self, ctx: Ctx) -> KSet:
+        raise NotImplementedError
+
+    def compute(self, ctx: Ctx) -> KSet:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.label
+
+
+# ------------------------------------------------------------------- leaves
+
+
+class BGPNode(Node):
+    def __init__(self, p: A.BGP) -> None:
+        super().__init__()
+        self.tps = list(p.triples)
+        self.label = f"BGP of {len(self.tps)} triple patterns: ΔB by Theorem 4.3"
+
+    def scratch(self, ctx: Ctx) -> KSet:
+        return _collect(join_patterns(self.tps, [ctx.new] * len(self.tps), {}))
+
+    def compute(self, ctx: Ctx) -> KSet:
+        # ΔB = Σ_i T1(G')⋈…⋈T(i-1)(G')⋈Ti(ΔG)⋈T(i+1)(G)⋈…⋈Tn(G)   (Theorem 4.3)
+        out: KSet = {}
+        n = len(self.tps)
+        for i, tp in enumerate(self.tps):
+            rest = self.tps[:i] + self.tps[i + 1:]
+            sources = [ctx.new] * i + [ctx.old] * (n - i - 1)
+            for start, sign in _delta_matches(ctx, tp):
+                add_into(out, ((mu(m), k) for m, k in join_patterns(rest, sources, start, sign)))
+        return out
+
+
+def _delta_matches(ctx: Ctx, tp: A.TriplePattern) -> Iterator[tuple[dict, int]]:
+    """Ti(ΔG): the bindings of ``tp`` over the changed quads, with their sign."""
+    for quad, sign in ctx.delta.items():
+        b = match_quad(tp, quad)
+        if b is not None:
+            yield b, sign
+
+
+def _collect(rows: Iterable[tuple[dict, int]]) -> KSet:
+    return add_into({}, ((mu(m), k) for m, k in rows))
+
+
+class GraphNamesNode(Node):
+    """The non-empty named graphs; one changes when its first triple arrives or
+    its last one leaves."""
+
+    def __init__(self, p: A.GraphNames) -> None:
+        super().__init__()
+        self.term = p.term
+        self.label = "named graphs: existence changes of ΔG's graphs"
+
+    def _row(self, g: Identifier) -> Mu | None:
+        if A.is_var(self.term):
+            return mu({self.term: g})  # type: ignore[dict-item]
+        return mu({}) if g == self.term else None
+
+    def scratch(self, ctx: Ctx) -> KSet:
+        return add_into({}, ((r, 1) for g in ctx.ds.named if (r := self._row(g)) is not None))
+
+    def compute(self, ctx: Ctx) -> KSet:
+        net: dict[Identifier, int] = {}
+        for q, sign in ctx.delta.items():
+            if q[0] is not None:
+                net[q[0]] = net.get(q[0], 0) + sign
+        out: KSet = {}
+        for g, n in net.items():
+            size = len(ctx.ds.named[g].triples) if g in ctx.ds.named else 0
+            before, after = size - n > 0, size > 0
+            row = self._row(g)
+            if before != after and row is not None:
+                add_into(out, [(row, 1 if after else -1)])
+        return out
+
+
+class ValuesNode(Node):
+    label = "VALUES: constant"
+
+    def __init__(self, p: A.Values) -> None:
+        super().__init__()
+        self.rows = add_into({}, ((mu(dict(r)), 1) for r in p.rows))
+
+    def scratch(self, ctx: Ctx) -> KSet:
+        return dict(self.rows)
+
+    def compute(self, ctx: Ctx) -> KSet:
+        return {}
+
+
+# ------------------------------------------------------------ binary nodes
+
+
+def join_into(out: KSet, rows: Iterable[tuple[Mu, int]], rel: KRel,
+              keep: Callable[[dict], bool] | None = None) -> KSet:
+    """out += rows ⋈ rel (K-set Join), probing rel's index; ``keep`` filters."""
+    for m1, k1 in rows:
+        d1 = dict(m1)
+        for m2, k2 in rel.compatible(d1):
+            merged = {**d1, **dict(m2)}
+            if keep is None or keep(merged):
+                add_into(out, [(mu(merged), k1 * k2)])
+    return out
+
+
+class JoinNode(Node):
+    """Join, or the filtered join half of LeftJoin (expr on μ1 ∪ μ2)."""
+
+    def __init__(self, left: Node, right: Node, expr: A.Expr | None = None) -> None:
+        super().__init__()
+        self.children = (left, right)
+        self.expr = expr
+        self.label = "Join: Theorem 4.5" + (" with the OPTIONAL's filter" if expr else "")
+
+    def _keep(self) -> Callable[[dict], bool] | None:
+        expr = self.expr
+        return None if expr is None else (lambda m: truth(expr, m))
+
+    def scratch(self, ctx: Ctx) -> KSet:
+        left, right = self.children
+        return join_into({}, left.out.rows.items(), right.out, self._keep())
+
+    def compute(self, ctx: Ctx) -> KSet:
+        left, right = self.children
+        keep = self._keep()
+        out = join_into({}, left.d.items(), right.out, keep)            # ΔP1 ⋈ P2
+        join_into(out, right.d.items(), left.out, keep)                 # P1 ⋈ ΔP2
+        join_into(out, left.d.items(), KRel(right.d), keep)             # ΔP1 ⋈ ΔP2
+        return out
+
+
+class DiffNode(Node):
+    """Diff (the unmatched half of LeftJoin, with its filter) or Minus:
+    μ1 is kept with its annotation while no μ2 in supp(P2) matches it."""
+
+    def __init__(self, left: Node, right: Node, expr: A.Expr | None, minus: bool,
+                 graph_var: str | None = None) -> None:
+        super().__init__()
+        self.children = (left, right)
+        self.expr, self.minus, self.graph_var = expr, minus, graph_var
+        kind = "Minus" if minus else "Diff (OPTIONAL's unmatched side)"
+        self.label = f"{kind}: Theorem 4.6 over changed right-hand support"
+
+    def _matches(self, d1: dict, m2: Mu) -> bool:
+        d2 = dict(m2)
+        if self.minus:
+            return minus_blocks(d1, d2, self.graph_var)
+        return self.expr is None or truth(self.expr, {**d1, **d2})
+
+    def _blocked(self, d1: dict, right: KRel, rdelta: KSet) -> bool:
+        seen = set()
+        for m2, k2 in right.compatible(d1, require_shared=self.minus):
+            seen.add(m2)
+            if k2 + rdelta.get(m2, 0) and self._matches(d1, m2):
+                return True
+        for m2, k2 in rdelta.items():
+            if m2 not in seen and right.get(m2) + k2 and _compatible_mu(d1, m2) \
+                    and self._matches(d1, m2):
+                return True
+        return False
+
+    def _value(self, m1: Mu, k1: int, right: KRel, rdelta: KSet) -> int:
+        return 0 if not k1 or self._blocked(dict(m1), right, rdelta) else k1
+
+    def scratch(self, ctx: Ctx) -> KSet:
+        left, right = self.children
+        out: KSet = {}
+        for m1, k1 in left.out.rows.items():
+            v = self._value(m1, k1, right.out, {})
+            if v:
+                out[m1] = v
+        return out
+
+    def compute(self, ctx: Ctx) -> KSet:
+        left, right = self.children
+        # ΔS̄: right mappings entering or leaving the support (Theorem 4.6)
+        changed = [m2 for m2, k2 in right.d.items() if (right.out.get(m2) == 0) != (right.out.get(m2) + k2 == 0)]
+        cands = set(left.d)
+        for m2 in changed:
+            cands.update(m1 for m1, _ in left.out.compatible(dict(m2), require_shared=self.minus))
+        out: KSet = {}
+        for m1 in cands:
+            new = self._value(m1, left.out.get(m1) + left.d.get(m1, 0), right.out, right.d)
+            old = self.out.get(m1)
+            if new != old:
+                out[m1] = new - old
+        return out
+
+
+def _compatible_mu(d1: dict, m2: Mu) -> bool:
+    return all(d1.get(k, v) == v for k, v in m2)
+
+
+class UnionNode(Node):
+    label = "Union: ΔP1 + ΔP2"
+
+    def __init__(self, left: Node, right: Node) -> None:
+        super().__init__()
+        self.children = (left, right)
+
+    def scratch(self, ctx: Ctx) -> KSet:
+        return add_into(dict(self.children[0].out.rows), self.children[1].out.rows.items())
+
+    def compute(self, ctx: Ctx) -> KSet:
+        return add_into(dict(self.children[0].d), self.children[1].d.items())
+
+
+# ------------------------------------------------------------- unary nodes
+
+
+class MapNode(Node):
+    """Filter or Extend: each input mapping maps to at most one output mapping.
+    Without EXISTS the map is pure (Δ = f(ΔP1)); with EXISTS, mappings whose
+    EXISTS patterns ΔG touches are re-decided against G'."""
+
+    def __init__(self, child: Node, p: A.Filter | A.Extend) -> None:
+        super().__init__()
+        self.children = (child,)
+        self.p = p
+        self.graph_dependent = A.has_exists(p.expr)
+        self.cache: dict[Mu, Mu | None] = {}
+        what = "Filter" if isinstance(p, A.Filter) else f"Extend ?{p.var}"
+        self.label = what + (": EXISTS re-decided for mappings ΔG touches"
+                             if self.graph_dependent else ": applied to ΔP1")
+        if self.graph_dependent:
+            self.tps = _exists_triple_patterns(p.expr)
+
+    def _f(self, m: Mu, exists) -> Mu | None:  # type: ignore[no-untyped-def]
+        d = dict(m)
+        if isinstance(self.p, A.Filter):
+            return m if truth(self.p.expr, d, exists) else None
+        if self.p.var in d:
+            return m
+        v = try_evaluate(self.p.expr, d, exists)
+        return m if v is None else m | {(self.p.var, v)}
+
+    def scratch(self, ctx: Ctx) -> KSet:
+        out: KSet = {}
+        for m, k in self.children[0].out.rows.items():
+            r = self._f(m, ctx.exists)
+            if self.graph_dependent:
+                self.cache[m] = r
+            if r is not None:
+                add_into(out, [(r, k)])
+        return out
+
+    def compute(self, ctx: Ctx) -> KSet:
+        child = self.children[0]
+        out: KSet = {}
+        if not self.graph_dependent:
+            for m, k in child.d.items():
+                r = self._f(m, ctx.exists)
+                if r is not None:
+                    add_into(out, [(r, k)])
+            return out
+        for m in set(child.d) | self._touched(ctx):
+            k_old = child.out.get(m)
+            k_new = k_old + child.d.get(m, 0)
+            r_old = self.cache.get(m) if k_old else None
+            r_new = self._f(m, ctx.exists) if k_new else None
+            if r_old is not None:
+                add_into(out, [(r_old, -k_old)])
+            if r_new is not None:
+                add_into(out, [(r_new, k_new)])
+            if k_new:
+                self.cache[m] = r_new
+            else:
+                self.cache.pop(m, None)
+        return out
+
+    def _touched(self, ctx: Ctx) -> set[Mu]:
+        child = self.children[0]
+        if self.tps is None:
+            return set(child.out.rows)
+        out: set[Mu] = set()
+        for tp in self.tps:
+            for b, _ in _delta_matches(ctx, tp):
+                probe = {k: v for k, v in b.items() if not k.startswith("_:")}
+                out.update(m for m, _ in child.out.compatible(probe))
+        return out
+
+
+def _exists_triple_patterns(e: A.Expr) -> list[A.TriplePattern] | None:
+    """Triple patterns of the EXISTS in ``e``; None when a sub-select scopes
+    variables away (then every mapping is re-decided)."""
+    tps: list[A.TriplePattern] = []
+    for x in A.walk_expr(e):
+        if isinstance(x, A.Exists):
+            if _has_scope(x.pattern):
+                return None
+            tps.extend(A.triple_patterns(x.pattern))
+    return tps
+
+
+def _has_scope(p: A.Pattern) -> bool:
+    return isinstance(p, (A.Project, A.Group)) or any(_has_scope(c) for c in A.children(p))
+
+
+class ProjectNode(Node):
+    def __init__(self, child: Node, p: A.Project) -> None:
+        super().__init__()
+        self.children = (child,)
+        self.vars = p.vars
+        self.label = f"Project {' '.join('?' + v for v in p.vars)}: π(ΔP1)"
+
+    def scratch(self, ctx: Ctx) -> KSet:
+        return project(self.children[0].out.rows, self.vars)
+
+    def compute(self, ctx: Ctx) -> KSet:
+        return project(self.children[0].d, self.vars)
+
+
+class DistinctNode(Node):
+    label = "Distinct: support changes of P1"
+
+    def __init__(self, child: Node) -> None:
+        super().__init__()
+        self.children = (child,)
+
+    def scratch(self, ctx: Ctx) -> KSet:
+        return {m: 1 for m, k in self.children[0].out.rows.items() if k > 0}
+
+    def compute(self, ctx: Ctx) -> KSet:
+        child = self.children[0]
+        out: KSet = {}
+        for m, k in child.d.items():
+            old, new = child.out.get(m) > 0, child.out.get(m) + k > 0
+            if old != new:
+                out[m] = 1 if new else -1
+        return out
+
+
+class GroupNode(Node):
+    def __init__(self, child: Node, p: A.Group) -> None:
+        super().__init__()
+        if any(A.has_exists(e) for e in p.keys) or any(A.has_exists(a.expr) for a in p.aggregates):
+            raise UnsupportedFeature("EXISTS inside GROUP BY or an aggregate")
+        self.children = (child,)
+        self.p = p
+        self.members: dict[tuple, dict[Mu, int]] = {}
+        self.rows: dict[tuple, Mu] = {}
+        names = ", ".join(f"{a.fn}" for a in p.aggregates) or "no aggregate"
+        self.label = f"Group ({names}): touched groups recomputed from their members"
+
+    def _row(self, key: tuple) -> Mu | None:
+        members = self.members.get(key, {})
+        if self.p.keys and not members:
+            return None  # only the implicit group of an ungrouped query can be empty
+        rows = [(dict(m), k) for m, k in members.items()]
+        return mu(group_row(self.p, key, rows, None))
+
+    def scratch(self, ctx: Ctx) -> KSet:
+        self.members.clear()
+        self.rows.clear()
+        for m, k in self.children[0].out.rows.items():
+            self.members.setdefault(group_key(self.p, dict(m)), {})[m] = k
+        if not self.p.keys:
+            self.members.setdefault((), {})
+        out: KSet = {}
+        for key in self.members:
+            row = self._row(key)
+            if row is not None:
+                self.rows[key] = row
+                add_into(out, [(row, 1)])
+        return out
+
+    def compute(self, ctx: Ctx) -> KSet:
+        touched = set()
+        for m, k in self.children[0].d.items():
+            key = group_key(self.p, dict(m))
+            touched.add(key)
+            add_into(self.members.setdefault(key, {}), [(m, k)])
+        out: KSet = {}
+        for key in touched:
+            if not self.members.get(key) and self.p.keys:
+                self.members.pop(key, None)
+            new, old = self._row(key), self.rows.get(key)
+            if new == old:
+                continue
+            if old is not None:
+                add_into(out, [(old, -1)])
+                del self.rows[key]
+            if new is not None:
+                add_into(out, [(new, 1)])
+                self.rows[key] = new
+        return out
+
+
+# -------------------------------------------------------------- the program
+
+
+def build(p: A.Pattern) -> Node:
+    """The delta program of a normalised pattern, as a DAG of nodes."""
+    match p:
+        case A.BGP():
+            return BGPNode(p)
+        case A.Values():
+            return ValuesNode(p)
+        case A.Join():
+            return JoinNode(build(p.left), build(p.right))
+        case A.LeftJoin():
+            if A.has_exists(p.expr):
+                raise UnsupportedFeature("EXISTS inside an OPTIONAL's filter")
+            left, right = build(p.left), build(p.right)
+            return UnionNode(JoinNode(left, right, p.expr), DiffNode(left, right, p.expr, False))
+        case A.Minus():
+            return DiffNode(build(p.left), build(p.right), None, True, p.graph_var)
+        case A.GraphNames():
+            return GraphNamesNode(p)
+        case A.Union_():
+            return UnionNode(build(p.left), build(p.right))
+        case A.Filter() | A.Extend():
+            return MapNode(build(p.p), p)
+        case A.Project():
+            return ProjectNode(build(p.p), p)
+        case A.Distinct():
+            return DistinctNode(build(p.p))
+        case A.Group():
+            return GroupNode(build(p.p), p)
+    raise UnsupportedFeature(f"operator {type(p).__name__}")
+
+
+def postorder(root: Node) -> list[Node]:
+    seen: set[int] = set()
+    order: list[Node] = []
+
+    def visit(n: Node) -> None:
+        if id(n) in seen:
+            return
+        seen.add(id(n))
+        for c in n.children:
+            visit(c)
+        order.append(n)
+
+    visit(root)
+    return order
+
+
+class Maintainer:
+    """A maintained view of ``pattern`` over a dataset shared with other views.
+
+    >>> from rdflib import URIRef, Literal
+    >>> from views.parse import parse
+    >>> ds = Dataset()
+    >>> q = parse("SELECT (COUNT(*) AS ?n) { ?s <http://e/p> ?o }")
+    >>> v = Maintainer(q.pattern, ds)
+    >>> p = URIRef("http://e/p")
+    >>> _ = v.apply(ds.apply([((None, URIRef("http://e/a"), p, Literal(1)), 1)]))
+    >>> [dict(m)["n"] for m in v.result]
+    [rdflib.term.Literal('1', datatype=rdflib.term.URIRef('http://www.w3.org/2001/XMLSchema#integer'))]
+    """
+
+    def __init__(self, pattern: A.Pattern, ds: Dataset) -> None:
+        self.pattern = normalize(pattern)
+        self.ds = ds
+        self.root = build(self.pattern)
+        self.nodes = postorder(self.root)
+        ctx = Ctx(ds, {})
+        for n in self.nodes:
+            n.out = KRel(n.scratch(ctx))
+
+    @property
+    def result(self) -> KSet:
+        return self.root.out.rows
+
+    def apply(self, delta: Delta) -> KSet:
+        """Bring the view from G to G' = G + ΔG (``ds`` already holds G');
+        return ΔV."""
+        if not delta:
+            return {}
+        ctx = Ctx(self.ds, delta)
+        for n in self.nodes:
+            n.d = n.compute(ctx)
+        dv = self.root.d
+        for n in self.nodes:
+            n.out.apply(n.d)
+            n.d = {}
+        return dv
+
+    def explain(self) -> str:
+        """The maintenance plan in words, one node a line."""
+        lines: list[str] = []
+
+        def walk(n: Node, depth: int) -> None:
+            lines.append("  " * depth + n.describe())
+            for c in n.children:
+                walk(c, depth + 1)
+
+        walk(self.root, 0)
+        return "\n".join(lines)
+
+    def aux_rows(self) -> int:
+        return sum(len(n.out) for n in self.nodes)
+
+
+__all__ = ["Maintainer", "Identifier"]

@@ -1,0 +1,176 @@
+"""Normalisation rewrites, each a pure ``step(pattern) -> pattern``.
+
+- ``push_graph``: GRAPH g { P } becomes GraphNames(g) ⋈ P' where P' is P with
+  g as the graph slot of every triple pattern (SPARQL 1.1 §18.5 Graph:
+  ∪ over named graphs of eval(D(g), P) ⋈ {g}): one join variable carries the
+  active graph. Sub-selects project g too, GROUP BY groups by g too, and
+  MINUS does not count g as a shared variable.
+- ``merge_bgps``: Join(BGP, BGP) is one BGP (paper §4.3 handles a BGP whole);
+  the empty BGP is the identity of Join.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from views import algebra as A
+from views.errors import UnsupportedFeature
+
+
+def normalize(p: A.Pattern) -> A.Pattern:
+    for step in RULES:
+        p = step(p)
+    return p
+
+
+def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:  # noqa: C901
+    match p:
+        case A.Graph():
+            if graph is not None and graph != p.term:
+                raise UnsupportedFeature("GRAPH nested in another GRAPH")
+            _check_graph_body(p)
+            return A.Join(left=A.GraphNames(term=p.term), right=push_graph(p.p, p.term))
+        case A.BGP():
+            if graph is None:
+                return p
+            return A.BGP(triples=tuple(replace(t, g=graph) for t in p.triples))
+        case A.Filter():
+            return A.Filter(expr=_expr(p.expr, graph), p=push_graph(p.p, graph))
+        case A.Extend():
+            return A.Extend(p=push_graph(p.p, graph), var=p.var, expr=_expr(p.expr, graph))
+        case A.LeftJoin():
+            expr = None if p.expr is None else _expr(p.expr, graph)
+            return A.LeftJoin(left=push_graph(p.left, graph), right=push_graph(p.right, graph),
+                              expr=expr)
+        case A.Minus():
+            gv = graph if graph is not None and A.is_var(graph) else None
+            return A.Minus(left=push_graph(p.left, graph), right=push_graph(p.right, graph),
+                           graph_var=gv)  # type: ignore[arg-type]
+        case A.Join() | A.Union_():
+            return replace(p, left=push_graph(p.left, graph), right=push_graph(p.right, graph))
+        case A.Project():
+            if graph is not None and A.is_var(graph) and graph not in p.vars \
+                    and graph in pattern_vars(p.p):
+                raise UnsupportedFeature("a sub-select inside GRAPH ?g with its own inner ?g")
+            inner = push_graph(p.p, graph)
+            if graph is not None and A.is_var(graph) and graph not in p.vars:
+                return A.Project(p=inner, vars=(*p.vars, graph))  # type: ignore[arg-type]
+            return A.Project(p=inner, vars=p.vars)
+        case A.Group():
+            inner = push_graph(p.p, graph)
+            if graph is None or not A.is_var(graph):
+                return replace(p, p=inner)
+            return A.Group(p=inner, keys=(*p.keys, A.Var(name=graph)),  # type: ignore[arg-type]
+                           aggregates=p.aggregates)
+        case A.Distinct():
+            return replace(p, p=push_graph(p.p, graph))
+        case A.Values() | A.GraphNames():
+            return p
+    raise TypeError(p)
+
+
+def _check_graph_body(g: A.Graph) -> None:
+    """Cases where pushing the graph slot down would change the answer."""
+    if not A.is_var(g.term):
+        return
+    name: str = g.term  # type: ignore[assignment]
+    if _mentions_var(g.p, name) or _binds_in_leaf(g.p, name):
+        raise UnsupportedFeature("the GRAPH variable used inside its own GRAPH pattern")
+    if _implicit_group(g.p):
+        raise UnsupportedFeature("an aggregate without GROUP BY inside GRAPH ?var")
+
+
+def pattern_vars(p: A.Pattern) -> set[str]:
+    """Every variable named anywhere in ``p``."""
+    out: set[str] = set()
+    match p:
+        case A.BGP():
+            out |= {s for t in p.triples for s in (t.g, t.s, t.p, t.o)
+                    if s is not None and A.is_var(s)}  # type: ignore[misc]
+        case A.Values():
+            out |= {v for row in p.rows for v, _ in row}
+        case A.Extend():
+            out |= {p.var} | A.expr_vars(p.expr)
+        case A.Filter():
+            out |= A.expr_vars(p.expr)
+        case A.Graph() | A.GraphNames() if A.is_var(p.term):
+            out.add(p.term)  # type: ignore[arg-type]
+    for c in A.children(p):
+        out |= pattern_vars(c)
+    return out
+
+
+def _binds_in_leaf(p: A.Pattern, name: str) -> bool:
+    match p:
+        case A.BGP():
+            return any(name in (t.s, t.p, t.o) for t in p.triples)
+        case A.Values():
+            return any(v == name for row in p.rows for v, _ in row)
+        case A.Project():
+            return name in p.vars and _binds_in_leaf(p.p, name)
+    return any(_binds_in_leaf(c, name) for c in A.children(p))
+
+
+def _implicit_group(p: A.Pattern) -> bool:
+    if isinstance(p, A.Group) and not p.keys:
+        return True
+    return any(_implicit_group(c) for c in A.children(p))
+
+
+def _mentions_var(p: A.Pattern, name: str) -> bool:
+    exprs = []
+    match p:
+        case A.Filter() | A.Extend():
+            exprs.append(p.expr)
+        case A.LeftJoin() if p.expr is not None:
+            exprs.append(p.expr)
+    if any(name in A.expr_vars(e) for e in exprs):
+        return True
+    return any(_mentions_var(c, name) for c in A.children(p))
+
+
+def _expr(e: A.Expr, graph: A.Slot | None) -> A.Expr:
+    match e:
+        case A.Exists():
+            return A.Exists(pattern=push_graph(e.pattern, graph), negated=e.negated)
+        case A.Call():
+            return A.Call(fn=e.fn, args=tuple(_expr(a, graph) for a in e.args))
+    return e
+
+
+def merge_bgps(p: A.Pattern) -> A.Pattern:
+    match p:
+        case A.Join():
+            left, right = merge_bgps(p.left), merge_bgps(p.right)
+            if isinstance(left, A.BGP) and isinstance(right, A.BGP):
+                return A.BGP(triples=left.triples + right.triples)
+            if isinstance(left, A.BGP) and not left.triples:
+                return right
+            if isinstance(right, A.BGP) and not right.triples:
+                return left
+            return A.Join(left=left, right=right)
+        case A.Filter():
+            return A.Filter(expr=_map_exists(p.expr, merge_bgps), p=merge_bgps(p.p))
+        case A.Extend():
+            return A.Extend(p=merge_bgps(p.p), var=p.var, expr=_map_exists(p.expr, merge_bgps))
+        case A.LeftJoin() | A.Union_() | A.Minus():
+            return replace(p, left=merge_bgps(p.left), right=merge_bgps(p.right))
+        case A.Project() | A.Distinct() | A.Group() | A.Graph():
+            return replace(p, p=merge_bgps(p.p))
+    return p
+
+
+def _contains(p: A.Pattern, kinds: tuple) -> bool:  # type: ignore[type-arg]
+    return isinstance(p, kinds) or any(_contains(c, kinds) for c in A.children(p))
+
+
+def _map_exists(e: A.Expr, f) -> A.Expr:  # type: ignore[no-untyped-def]
+    match e:
+        case A.Exists():
+            return A.Exists(pattern=f(e.pattern), negated=e.negated)
+        case A.Call():
+            return A.Call(fn=e.fn, args=tuple(_map_exists(a, f) for a in e.args))
+    return e
+
+
+RULES = (push_graph, merge_bgps)

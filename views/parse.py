@@ -1,0 +1,272 @@
+"""SPARQL text -> our algebra. rdflib's parser and algebra translation are the
+front end (SPARQL 1.1 §18.2); everything after this module is our own."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Any
+
+import rdflib
+from pyparsing import ParseException
+from rdflib import RDF
+from rdflib.paths import Path
+from rdflib.plugins.sparql import algebra as rdf_algebra
+from rdflib.plugins.sparql.parser import parseQuery
+from rdflib.plugins.sparql.parserutils import CompValue
+from rdflib.term import BNode, Identifier, Literal, URIRef, Variable
+
+from views import algebra as A
+from views.errors import EngineError, SparqlSyntaxError, UnsupportedFeature
+
+rdflib.NORMALIZE_LITERALS = False  # keep lexical forms: "01"^^xsd:integer stays "01"
+
+_BASE: ContextVar[str | None] = ContextVar("base", default=None)
+_ARG_ORDER = ("arg", "arg1", "arg2", "arg3", "text", "start", "length", "pattern",
+              "replacement", "flags")
+_NONDETERMINISTIC = {"NOW", "RAND", "UUID", "STRUUID", "BNODE"}
+_AGGREGATES = {"Aggregate_Count": "COUNT", "Aggregate_Sum": "SUM", "Aggregate_Avg": "AVG",
+               "Aggregate_Min": "MIN", "Aggregate_Max": "MAX", "Aggregate_Sample": "SAMPLE",
+               "Aggregate_GroupConcat": "GROUP_CONCAT"}
+
+
+def parse(text: str, base: str | None = None) -> A.Query:
+    """Parse a SELECT or ASK query into our algebra.
+
+    >>> q = parse("SELECT ?s WHERE { ?s <http://e/p> 1 }")
+    >>> q.form, q.variables
+    ('SELECT', ('s',))
+    >>> parse("SELECT * WHERE { ?s ?p }")
+    Traceback (most recent call last):
+    ...
+    views.errors.SparqlSyntaxError: Expected SelectQuery... (line 1, column 1)
+    """
+    try:
+        tree = parseQuery(text)
+    except ParseException as e:
+        raise SparqlSyntaxError(str(e.msg), e.lineno, e.col) from None
+    try:
+        query = rdf_algebra.translateQuery(tree, base=base)
+        translated = query.algebra
+    except EngineError:
+        raise
+    except Exception as e:  # rdflib reports semantic errors as plain exceptions
+        raise SparqlSyntaxError(f"invalid query: {e}", 1, 1) from None
+    token = _BASE.set(query.prologue.base)
+    try:
+        return _query(translated)
+    finally:
+        _BASE.reset(token)
+
+
+def _query(q: CompValue) -> A.Query:
+    if q.name not in ("SelectQuery", "AskQuery"):
+        raise UnsupportedFeature(f"{q.name.removesuffix('Query').upper()} query form")
+    from_graphs, from_named = _dataset_clause(q.datasetClause)
+    node = q.p
+    limit, offset, order = None, 0, ()
+    if node.name == "Slice":
+        limit, offset, node = node.length, node.start or 0, node.p
+    modifiers: list[CompValue] = []
+    while node.name in ("Project", "Distinct", "Reduced", "OrderBy"):
+        modifiers.append(node)
+        node = node.p
+    pattern = _pattern(node)
+    variables: tuple[str, ...] = ()
+    for m in reversed(modifiers):
+        match m.name:
+            case "OrderBy":
+                order = tuple(_order_key(c) for c in m.expr)
+            case "Project":
+                variables = tuple(str(v) for v in m.PV)
+                pattern = A.Project(p=pattern, vars=variables)
+            case "Distinct" | "Reduced":
+                pattern = A.Distinct(p=pattern)
+    if q.name == "AskQuery":
+        return A.Query(form="ASK", pattern=pattern, variables=(), from_graphs=from_graphs,
+                       from_named=from_named)
+    return A.Query(form="SELECT", pattern=pattern, variables=variables, order=order,
+                   limit=limit, offset=offset, from_graphs=from_graphs, from_named=from_named)
+
+
+def _dataset_clause(clause: Any) -> tuple[tuple[Identifier, ...], tuple[Identifier, ...]]:
+    default, named = [], []
+    for c in clause or ():
+        if c.default is not None:
+            default.append(c.default)
+        if c.named is not None:
+            named.append(c.named)
+    return tuple(default), tuple(named)
+
+
+def _order_key(c: Any) -> A.OrderKey:
+    if isinstance(c, CompValue) and c.name == "OrderCondition":
+        return A.OrderKey(expr=_expr(c.expr), descending=c.order == "DESC")
+    return A.OrderKey(expr=_expr(c), descending=False)
+
+
+def _pattern(n: CompValue) -> A.Pattern:  # noqa: C901  (one case per rdflib node)
+    match n.name:
+        case "BGP":
+            return _bgp(n.triples)
+        case "Join":
+            return A.Join(left=_pattern(n.p1), right=_pattern(n.p2))
+        case "LeftJoin":
+            expr = None if _is_true(n.expr) else _expr(n.expr)
+            return A.LeftJoin(left=_pattern(n.p1), right=_pattern(n.p2), expr=expr)
+        case "Union":
+            return A.Union_(left=_pattern(n.p1), right=_pattern(n.p2))
+        case "Minus":
+            return A.Minus(left=_pattern(n.p1), right=_pattern(n.p2))
+        case "Filter":
+            inner = _pattern(n.p)
+            return inner if _is_true(n.expr) else A.Filter(expr=_expr(n.expr), p=inner)
+        case "Extend":
+            return A.Extend(p=_pattern(n.p), var=str(n.var), expr=_expr(n.expr))
+        case "ToMultiSet":
+            return _sub(n.p)
+        case "values":
+            return _values(n.res)
+        case "Graph":
+            term = str(n.term) if isinstance(n.term, Variable) else n.term
+            return A.Graph(term=term, p=_pattern(n.p))
+        case "AggregateJoin":
+            return _group(n)
+        case "Group":
+            return _group(CompValue("AggregateJoin", A=[], p=n))
+        case "Project" | "Distinct" | "Reduced" | "OrderBy" | "Slice":
+            return _sub(n)
+        case "ServiceGraphPattern":
+            raise UnsupportedFeature("SERVICE")
+        case "GroupGraphPatternSub" | "TriplesBlock":
+            return _pattern(rdf_algebra.translateGroupGraphPattern(n))
+    raise UnsupportedFeature(f"algebra operator {n.name}")
+
+
+def _sub(n: CompValue) -> A.Pattern:
+    """A sub-SELECT (SPARQL 1.1 §18.2.1): its ORDER BY has no effect on the
+    multiset; LIMIT/OFFSET inside it cannot be maintained by counting."""
+    if n.name == "values":
+        return _values(n.res)
+    match n.name:
+        case "Slice":
+            raise UnsupportedFeature("LIMIT/OFFSET inside a sub-select")
+        case "Project":
+            return A.Project(p=_sub(n.p), vars=tuple(str(v) for v in n.PV))
+        case "Distinct" | "Reduced":
+            return A.Distinct(p=_sub(n.p))
+        case "OrderBy":
+            return _sub(n.p)
+    return _pattern(n)
+
+
+def _values(rows: list[dict[Variable, Identifier]]) -> A.Values:
+    out = []
+    for row in rows:
+        items = tuple(sorted((str(k), v) for k, v in row.items() if v is not None
+                             and not (isinstance(v, str) and v == "UNDEF")))
+        out.append(items)
+    return A.Values(rows=tuple(out))
+
+
+def _bgp(triples: list[tuple[Any, Any, Any]]) -> A.Pattern:
+    """A BGP; blank nodes become hidden variables projected away (paper §3.4)."""
+    tps, hidden = [], set()
+    for t in triples:
+        slots = []
+        for x in t:
+            if isinstance(x, Path):
+                raise UnsupportedFeature("property paths")
+            if isinstance(x, BNode):
+                hidden.add("_:" + str(x))
+                slots.append("_:" + str(x))
+            elif isinstance(x, Variable):
+                slots.append(str(x))
+            else:
+                slots.append(x)
+        tps.append(A.TriplePattern(s=slots[0], p=slots[1], o=slots[2]))
+    bgp = A.BGP(triples=tuple(tps))
+    if not hidden:
+        return bgp
+    visible = sorted({s for tp in tps for s in (tp.s, tp.p, tp.o) if A.is_var(s)} - hidden)
+    return A.Project(p=bgp, vars=tuple(visible))
+
+
+def _group(n: CompValue) -> A.Group:
+    group = n.p
+    keys = tuple(_expr(e) for e in (group.expr or ()))
+    aggs = tuple(_aggregate(a) for a in n.A)
+    return A.Group(p=_pattern(group.p), keys=keys, aggregates=aggs)
+
+
+def _aggregate(a: CompValue) -> A.Aggregate:
+    fn = _AGGREGATES.get(a.name)
+    if fn is None:
+        raise UnsupportedFeature(f"aggregate {a.name}")
+    expr = None if a.vars == "*" else _expr(a.vars)
+    sep = a.separator if a.separator is not None else " "
+    return A.Aggregate(fn=fn, expr=expr, distinct=a.distinct == "DISTINCT", var=str(a.res),
+                       separator=str(sep))
+
+
+def _is_true(e: Any) -> bool:
+    return e is None or (isinstance(e, CompValue) and e.name == "TrueFilter")
+
+
+def _expr(e: Any) -> A.Expr:  # noqa: C901
+    if isinstance(e, Variable):
+        return A.Var(name=str(e))
+    if isinstance(e, (URIRef, Literal)):
+        return A.Const(term=e)
+    if isinstance(e, list):
+        raise UnsupportedFeature("expression list")
+    if not isinstance(e, CompValue):
+        raise UnsupportedFeature(f"expression {e!r}")
+    name = e.name
+    if name == "RelationalExpression":
+        if e.op in ("IN", "NOT IN"):
+            members = [] if e.other == RDF.nil else e.other
+            return A.Call(fn=e.op, args=(_expr(e.expr), *(_expr(x) for x in members)))
+        return A.Call(fn=e.op, args=(_expr(e.expr), _expr(e.other)))
+    if name in ("ConditionalAndExpression", "ConditionalOrExpression"):
+        op = "&&" if name == "ConditionalAndExpression" else "||"
+        return _fold(_expr(e.expr), [op] * len(e.other or ()), e.other or ())
+    if name in ("AdditiveExpression", "MultiplicativeExpression"):
+        return _fold(_expr(e.expr), e.op or (), e.other or ())
+    if name in ("UnaryNot", "UnaryMinus", "UnaryPlus"):
+        return A.Call(fn={"UnaryNot": "!", "UnaryMinus": "neg", "UnaryPlus": "pos"}[name],
+                      args=(_expr(e.expr),))
+    if name in ("Builtin_EXISTS", "Builtin_NOTEXISTS"):
+        graph = e.graph
+        if graph.name in ("GroupGraphPatternSub", "TriplesBlock"):
+            graph = rdf_algebra.translateGroupGraphPattern(graph)
+        return A.Exists(pattern=_pattern(graph), negated=name == "Builtin_NOTEXISTS")
+    if name == "Function":
+        return A.Call(fn=str(e.iri), args=tuple(_expr(x) for x in e.expr or ()))
+    if name.startswith("Builtin_"):
+        fn = name.removeprefix("Builtin_")
+        if fn in _NONDETERMINISTIC:
+            raise UnsupportedFeature(f"{fn}() is not deterministic")
+        args = _builtin_args(e)
+        if fn in ("IRI", "URI") and _BASE.get():
+            args = (*args, A.Const(term=URIRef(_BASE.get())))  # relative IRIs resolve (§17.4.2.8)
+        return A.Call(fn=fn.upper() if fn != "sameTerm" else "SAMETERM", args=args)
+    raise UnsupportedFeature(f"expression {name}")
+
+
+def _builtin_args(e: CompValue) -> tuple[A.Expr, ...]:
+    args: list[A.Expr] = []
+    for key in _ARG_ORDER:
+        if key not in e or e[key] is None:
+            continue
+        v = e[key]
+        if key == "arg" and v == RDF.nil and e.name in ("Builtin_CONCAT", "Builtin_COALESCE"):
+            continue  # CONCAT() and COALESCE() with no argument
+        args.extend(_expr(x) for x in v) if isinstance(v, list) else args.append(_expr(v))
+    return tuple(args)
+
+
+def _fold(first: A.Expr, ops: Any, others: Any) -> A.Expr:
+    out = first
+    for op, other in zip(ops, others):
+        out = A.Call(fn=str(op), args=(out, _expr(other)))
+    return out

@@ -1,0 +1,59 @@
+"""Schema inference: the possible variable sets of a pattern's solutions
+(counting paper §4.5.3). K-sets are split into one K-relation per schema."""
+
+from __future__ import annotations
+
+from views import algebra as A
+
+Schemas = frozenset  # frozenset[frozenset[str]]
+
+
+def schemas(p: A.Pattern) -> Schemas:  # noqa: C901
+    """Every variable set a solution of ``p`` may have.
+
+    >>> from views.parse import parse
+    >>> q = parse("SELECT * { ?s <http://e/p> ?o OPTIONAL { ?o <http://e/q> ?z } }")
+    >>> sorted(sorted(s) for s in schemas(q.pattern))
+    [['o', 's'], ['o', 's', 'z']]
+    """
+    match p:
+        case A.BGP():
+            return frozenset({frozenset(v for t in p.triples for v in (t.g, t.s, t.p, t.o)
+                                        if v is not None and A.is_var(v))})
+        case A.Join():
+            return frozenset(a | b for a in schemas(p.left) for b in schemas(p.right))
+        case A.LeftJoin():
+            left = schemas(p.left)
+            return left | frozenset(a | b for a in left for b in schemas(p.right))
+        case A.Union_():
+            return schemas(p.left) | schemas(p.right)
+        case A.Minus() | A.Filter() | A.Distinct():
+            return schemas(p.left if isinstance(p, A.Minus) else p.p)
+        case A.Extend():
+            # the variable is unbound where the expression errs
+            inner = schemas(p.p)
+            return inner | frozenset(s | {p.var} for s in inner)
+        case A.Values():
+            return frozenset(frozenset(v for v, _ in row) for row in p.rows) or frozenset(
+                {frozenset()})
+        case A.Project():
+            return frozenset(s & set(p.vars) for s in schemas(p.p))
+        case A.Group():
+            keys = {e.name for e in p.keys if isinstance(e, A.Var)}
+            aggs = {a.var for a in p.aggregates}
+            return frozenset(frozenset(k) | frozenset(a) for k in _subsets(keys)
+                             for a in _subsets(aggs))
+        case A.GraphNames():
+            return frozenset({frozenset({p.term} if A.is_var(p.term) else set())})  # type: ignore[arg-type]
+        case A.Graph():
+            inner = schemas(p.p)
+            return inner if not A.is_var(p.term) else frozenset(
+                s | {p.term} for s in inner)  # type: ignore[operator]
+    raise TypeError(p)
+
+
+def _subsets(names: set[str]) -> list[frozenset[str]]:
+    out = [frozenset()]
+    for n in sorted(names):
+        out += [s | {n} for s in out]
+    return out
