@@ -20,10 +20,27 @@ def main(argv: list[str] | None = None) -> int:
     w3c.add_argument("--mode", choices=("scratch", "incremental"), default="incremental")
     w3c.add_argument("--seed", type=int, default=0, help="seed of the random batch streams")
     w3c.add_argument("--json", action="store_true", help="print one JSON document")
+    serve = sub.add_parser("serve", help="run the HTTP API (env: PODVIEWS_HOST, PODVIEWS_PORT)")
+    serve.add_argument("--host", default=None, help="interface to listen on [PODVIEWS_HOST]")
+    serve.add_argument("--port", type=int, default=None, help="port [PODVIEWS_PORT]")
     args = parser.parse_args(argv)
     if args.command == "check" and args.check == "w3c":
         return _check_w3c(args)
+    if args.command == "serve":
+        return _serve(args)
     return 2
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from server.app import create_app
+    from server.config import Settings
+
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    settings = Settings(**overrides)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port)
+    return 0
 
 
 def _check_w3c(args: argparse.Namespace) -> int:

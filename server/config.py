@@ -1,0 +1,28 @@
+"""Settings: one class, read only here; every field a PODVIEWS_* variable."""
+
+from __future__ import annotations
+
+from pydantic import model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEV_ADMIN_TOKEN = "dev-admin-token"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PODVIEWS_")
+
+    env: str = "development"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    base_url: str = ""  # public base of resource IRIs; default http://{host}:{port}
+    admin_token: str = DEV_ADMIN_TOKEN
+
+    @model_validator(mode="after")
+    def _no_default_secret_outside_development(self) -> Settings:
+        if self.env != "development" and self.admin_token == DEV_ADMIN_TOKEN:
+            raise ValueError("PODVIEWS_ADMIN_TOKEN must be set outside development")
+        return self
+
+    @property
+    def public_base(self) -> str:
+        return (self.base_url or f"http://{self.host}:{self.port}").rstrip("/")

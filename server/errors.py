@@ -1,0 +1,60 @@
+"""Service errors and the one handler that maps every error to an RFC 9457
+problem document (``application/problem+json``)."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from views.errors import EngineError, SparqlSyntaxError, UnsupportedFeature
+
+
+class ServiceError(Exception):
+    """The request could not be served."""
+
+    status = 400
+
+    def __init__(self, detail: str | None = None) -> None:
+        super().__init__(detail or (self.__doc__ or "").strip())
+        self.detail = str(self)
+
+
+class NotFound(ServiceError):
+    """No such resource."""
+
+    status = 404
+
+
+class BadRdf(ServiceError):
+    """The request body is not valid RDF in the declared media type."""
+
+
+class UnsupportedMediaType(ServiceError):
+    """The request's media type is not supported here."""
+
+    status = 415
+
+
+class PreconditionFailed(ServiceError):
+    """A condition of the request (If-Match, If-None-Match) does not hold."""
+
+    status = 412
+
+
+def problem(status: int, title: str, detail: str, **extra: object) -> JSONResponse:
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail, **extra}
+    return JSONResponse(body, status_code=status, media_type="application/problem+json")
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(ServiceError)
+    async def _service(_: Request, e: ServiceError) -> JSONResponse:
+        return problem(e.status, type(e).__doc__.strip().rstrip("."), e.detail)  # type: ignore[union-attr]
+
+    @app.exception_handler(EngineError)
+    async def _engine(_: Request, e: EngineError) -> JSONResponse:
+        if isinstance(e, SparqlSyntaxError):
+            return problem(400, "SPARQL syntax error", str(e), line=e.line, column=e.column)
+        if isinstance(e, UnsupportedFeature):
+            return problem(400, "Unsupported query feature", str(e), feature=e.feature)
+        return problem(400, "Query rejected", str(e))

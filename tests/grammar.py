@@ -1,0 +1,136 @@
+"""Random SPARQL queries and data for differential testing.
+
+Queries are drawn from a grammar over every operator the engine maintains
+(BGP, Join, OPTIONAL with and without FILTER, UNION, MINUS, FILTER with
+EXISTS/NOT EXISTS, BIND, VALUES, GRAPH, sub-SELECT, DISTINCT, GROUP BY with
+aggregates and HAVING); data over a tiny vocabulary so patterns meet often.
+Everything is text, so a failing case shrinks to a readable query and data.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+PREFIX = "PREFIX : <http://ex/>\n"
+IRIS = [":a", ":b", ":c", ":d"]
+LITERALS = ["1", "2", "3", '"x"', "2.5"]
+PREDICATES = [":p", ":q", ":r"]
+GRAPHS = [None, None, None, ":g1", ":g2"]
+VARS = ["?x", "?y", "?z"]
+
+
+@st.composite
+def quads(draw: st.DrawFn) -> tuple[str | None, str, str, str]:
+    s = draw(st.sampled_from(IRIS))
+    p = draw(st.sampled_from(PREDICATES))
+    o = draw(st.sampled_from(IRIS + IRIS + LITERALS))
+    g = draw(st.sampled_from(GRAPHS))
+    return (g, s, p, o)
+
+
+@st.composite
+def triple(draw: st.DrawFn) -> str:
+    # variables are the simplest draw, so shrinking keeps patterns that match
+    s = draw(st.sampled_from(IRIS)) if draw(st.integers(0, 4)) == 4 else draw(
+        st.sampled_from(VARS))
+    p = draw(st.sampled_from(PREDICATES))
+    o = draw(st.sampled_from(IRIS + LITERALS)) if draw(st.integers(0, 3)) == 3 else draw(
+        st.sampled_from(VARS[1:] + VARS[:1]))
+    return f"{s} {p} {o} ."
+
+
+@st.composite
+def condition(draw: st.DrawFn, depth: int) -> str:
+    v, w = draw(st.sampled_from(VARS)), draw(st.sampled_from(VARS))
+    choices = [
+        f"BOUND({v})", f"!BOUND({v})", f"{v} = {draw(st.sampled_from(IRIS + LITERALS))}",
+        f"{v} != {w}", f"{v} > 1", f"isIRI({v})", f"isLiteral({v}) || {w} = :a",
+        f"COALESCE({v}, 0) <= 2", f"{v} IN (:a, 1, \"x\")",
+    ]
+    if depth > 0:
+        inner = draw(group(depth - 1, allow_graph=False))
+        choices += [f"EXISTS {inner}", f"NOT EXISTS {inner}"]
+    return draw(st.sampled_from(choices))
+
+
+@st.composite
+def group(draw: st.DrawFn, depth: int, allow_graph: bool = True) -> str:
+    """A group graph pattern ``{ … }``."""
+    parts = [draw(triple())]
+    if depth <= 0:
+        parts += draw(st.lists(triple(), max_size=1))
+        return "{ " + " ".join(parts) + " }"
+    kinds = ["join", "optional", "optional_filter", "union", "minus", "filter", "bind",
+             "values", "subselect", "distinct_subselect"]
+    if allow_graph:
+        kinds.append("graph")
+    for kind in draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=2)):
+        sub = draw(group(depth - 1, allow_graph))
+        match kind:
+            case "join":
+                parts.append(sub)
+            case "optional":
+                parts.append(f"OPTIONAL {sub}")
+            case "optional_filter":
+                parts.append(f"OPTIONAL {{ {sub[1:-1]} FILTER({draw(condition(0))}) }}")
+            case "union":
+                parts.append(f"{{ {sub} UNION {draw(group(depth - 1, allow_graph))} }}")
+            case "minus":
+                parts.append(f"MINUS {sub}")
+            case "filter":
+                parts.append(f"FILTER({draw(condition(depth - 1))})")
+            case "bind":
+                v = draw(st.sampled_from(VARS))
+                e = draw(st.sampled_from([f"STR({v})", f"{v} + 1", f"IF(BOUND({v}), 1, 0)",
+                                          f"COALESCE({v}, :d)"]))
+                parts.append(f"BIND({e} AS ?b{depth}{len(parts)})")
+            case "values":
+                v = draw(st.sampled_from(VARS))
+                vals = draw(st.lists(st.sampled_from(IRIS + LITERALS + ["UNDEF"]), min_size=1,
+                                     max_size=3))
+                parts.append(f"VALUES {v} {{ {' '.join(vals)} }}")
+            case "subselect" | "distinct_subselect":
+                vs = " ".join(draw(st.lists(st.sampled_from(VARS), min_size=1, max_size=3,
+                                            unique=True)))
+                d = "DISTINCT " if kind == "distinct_subselect" else ""
+                parts.append(f"{{ SELECT {d}{vs} WHERE {sub} }}")
+            case "graph":
+                g = draw(st.sampled_from([":g1", "?g"]))
+                parts.append(f"GRAPH {g} {draw(group(depth - 1, allow_graph=False))}")
+    return "{ " + " ".join(parts) + " }"
+
+
+@st.composite
+def select_query(draw: st.DrawFn) -> str:
+    where = draw(group(draw(st.integers(1, 2))))
+    form = draw(st.sampled_from(["star", "project", "distinct", "aggregate", "aggregate"]))
+    match form:
+        case "star":
+            return PREFIX + f"SELECT * WHERE {where}"
+        case "project":
+            return PREFIX + f"SELECT ?x ?y WHERE {where}"
+        case "distinct":
+            return PREFIX + f"SELECT DISTINCT ?x ?z WHERE {where}"
+    # SAMPLE's choice and GROUP_CONCAT's order are the engine's to make (§18.5.1.7,
+    # §18.5.1.8): compare SAMPLE only over one value per group, GROUP_CONCAT by length.
+    agg = draw(st.sampled_from([
+        "(COUNT(*) AS ?n)", "(COUNT(DISTINCT ?y) AS ?n)", "(SUM(?y) AS ?n)", "(MIN(?y) AS ?n)",
+        "(MAX(?y) AS ?n)", "(AVG(?y) AS ?n)", "(SAMPLE(?x) AS ?n)",
+        "(STRLEN(GROUP_CONCAT(STR(?y); separator=\",\")) AS ?n)"]))
+    if draw(st.booleans()) or "SAMPLE" in agg:
+        having = draw(st.sampled_from(["", " HAVING (COUNT(*) > 1)"]))
+        return PREFIX + f"SELECT ?x {agg} WHERE {where} GROUP BY ?x{having}"
+    return PREFIX + f"SELECT {agg} WHERE {where}"
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> list[list[tuple[int, tuple]]]:
+    """Batches of (+1 | -1, quad): inserts first, then mixed changes."""
+    pool = draw(st.lists(quads(), min_size=6, max_size=24, unique=True))
+    first = draw(st.lists(st.sampled_from(pool), min_size=min(3, len(pool)), unique=True))
+    batches = [[(1, q) for q in first]]
+    for _ in range(draw(st.integers(0, 4))):
+        batch = draw(st.lists(st.tuples(st.sampled_from([1, 1, -1]), st.sampled_from(pool)),
+                              min_size=1, max_size=10))
+        batches.append(batch)
+    return batches

@@ -1,0 +1,39 @@
+"""Bad queries get precise errors; unsupported ones name their feature."""
+
+from __future__ import annotations
+
+import pytest
+
+from views.compile import compile_query
+from views.errors import SparqlSyntaxError, UnsupportedFeature
+
+
+def test_syntax_error_carries_line_and_column() -> None:
+    with pytest.raises(SparqlSyntaxError) as e:
+        compile_query("SELECT ?s\nWHERE {\n  ?s ?p \n}")
+    assert (e.value.line, e.value.column) >= (1, 1)
+    assert "line" in str(e.value) and "column" in str(e.value)
+
+
+def test_syntax_error_points_at_the_fault() -> None:
+    with pytest.raises(SparqlSyntaxError) as e:
+        compile_query("SELECT * WHERE { ?s ?p ?o . FILTER(?o >) }")
+    assert e.value.line == 1
+
+
+@pytest.mark.parametrize(("query", "feature"), [
+    ("SELECT * { ?s <http://e/p>* ?o }", "property paths"),
+    ("SELECT * { SERVICE <http://e/> { ?s ?p ?o } }", "SERVICE"),
+    ("SELECT (NOW() AS ?n) {}", "NOW"),
+    ("SELECT (RAND() AS ?n) {}", "RAND"),
+    ("SELECT (UUID() AS ?n) {}", "UUID"),
+    ("SELECT (BNODE() AS ?n) {}", "BNODE"),
+    ("SELECT * { { SELECT ?s { ?s ?p ?o } LIMIT 1 } }", "LIMIT/OFFSET inside a sub-select"),
+    ("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", "CONSTRUCT"),
+    ("SELECT * { ?s ?p ?o OPTIONAL { ?o ?q ?r FILTER EXISTS { ?r ?p ?s } } }",
+     "EXISTS inside an OPTIONAL"),
+])
+def test_unsupported_names_the_feature(query: str, feature: str) -> None:
+    with pytest.raises(UnsupportedFeature) as e:
+        compile_query(query)
+    assert feature in e.value.feature
