@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from views.compile import Compiled
 from views.dataset import Dataset

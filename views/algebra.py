@@ -247,4 +247,3 @@ def triple_patterns(p: Pattern) -> list[TriplePattern]:
     return out
 
 
-from rdflib.term import Literal  # noqa: E402  (doctest namespace)

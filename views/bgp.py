@@ -6,7 +6,7 @@ for an unbound position; the default graph is ``g = None``.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from rdflib.term import Identifier, URIRef
 

@@ -9,7 +9,7 @@ appear or vanish only when its last copy does.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from rdflib.term import Identifier
 

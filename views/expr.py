@@ -6,13 +6,13 @@ current mapping on the current data (substitution semantics, §18.6).
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from rdflib.term import Identifier
 
 from views import algebra as A
-from views.functions import FUNCTIONS, equals
 from views.errors import UnsupportedFeature
+from views.functions import FUNCTIONS, equals
 from views.terms import ExprError, boolean, ebv
 
 ExistsFn = Callable[[A.Pattern, Mapping[str, Identifier]], bool]

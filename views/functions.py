@@ -11,16 +11,25 @@ import datetime as dt
 import hashlib
 import math
 import re
+from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
-from typing import Callable
 from urllib.parse import quote, urljoin
 
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
 from views.terms import (
-    ExprError, boolean, datatype_of, ebv, is_plain_string, is_string_literal, make_numeric,
-    numeric_type, numeric_value, promote, to_kind,
+    ExprError,
+    boolean,
+    datatype_of,
+    ebv,
+    is_plain_string,
+    is_string_literal,
+    make_numeric,
+    numeric_type,
+    numeric_value,
+    promote,
+    to_kind,
 )
 
 Fn = Callable[..., Identifier]
@@ -101,7 +110,7 @@ def datetime_value(t: Identifier) -> dt.datetime:
     y, mo, d, h, mi, s, frac, tz = m.groups()
     tzinfo = None
     if tz == "Z":
-        tzinfo = dt.timezone.utc
+        tzinfo = dt.UTC
     elif tz:
         sign = 1 if tz[0] == "+" else -1
         tzinfo = dt.timezone(sign * dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])))

@@ -8,7 +8,7 @@ K-set maps mappings to non-zero integers. ``KRel`` is a K-set split by schema
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from rdflib.term import Identifier
 

@@ -21,7 +21,7 @@ outputs and their deltas, then ``commit`` adds every ΔQ to its output.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from rdflib.term import Identifier
 
@@ -549,4 +549,4 @@ class Maintainer:
         return sum(len(n.out) for n in self.nodes)
 
 
-__all__ = ["Maintainer", "Identifier"]
+__all__ = ["Identifier", "Maintainer"]

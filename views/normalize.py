@@ -23,7 +23,7 @@ def normalize(p: A.Pattern) -> A.Pattern:
     return p
 
 
-def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:  # noqa: C901
+def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:
     match p:
         case A.Graph():
             if graph is not None and graph != p.term:

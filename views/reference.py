@@ -6,14 +6,13 @@ loops over speed.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
+from dataclasses import replace
 
 from rdflib.term import Identifier
 
 from views import algebra as A
 from views.aggregates import compute
-from dataclasses import replace
-
 from views.bgp import dataset_source, join_patterns
 from views.dataset import Dataset
 from views.expr import truth, try_evaluate
@@ -39,7 +38,7 @@ class _Evaluator:
         self.active: Identifier | None = None
         self.exists = lambda pattern, m: bool(self.run(pattern, dict(m)))
 
-    def run(self, p: A.Pattern, bind: dict) -> KSet:  # noqa: C901
+    def run(self, p: A.Pattern, bind: dict) -> KSet:
         match p:
             case A.BGP():
                 return self._bgp(p, bind)
@@ -207,4 +206,4 @@ def group_row(p: A.Group, key: tuple, rows: list[tuple[dict, int]], exists) -> d
     return row
 
 
-__all__ = ["evaluate", "join", "project", "Mu"]
+__all__ = ["Mu", "evaluate", "join", "project"]

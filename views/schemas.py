@@ -8,7 +8,7 @@ from views import algebra as A
 Schemas = frozenset  # frozenset[frozenset[str]]
 
 
-def schemas(p: A.Pattern) -> Schemas:  # noqa: C901
+def schemas(p: A.Pattern) -> Schemas:
     """Every variable set a solution of ``p`` may have.
 
     >>> from views.parse import parse

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from views.compile import compile_query
-from views.results import ask, solutions
-
 from server.errors import NotFound
 from server.hub import Hub, View
 from server.sparql_json import ask_json, select_json
 from server.views.schemas import ViewIn, ViewOut
+from views.compile import compile_query
+from views.results import ask, solutions
 
 
 def create(hub: Hub, body: ViewIn) -> View:
