@@ -19,6 +19,7 @@ Slot = Union[str, Term]  # a variable name or a constant term
 def is_var(x: object) -> bool:
     """True for a variable slot.
 
+    >>> from rdflib import Literal
     >>> is_var("x"), is_var(Literal("x"))
     (True, False)
     """
