@@ -1,0 +1,204 @@
+"""The Postgres schema (architecture: Postgres is the one source of truth).
+
+Static tables only; the K-relations of each view node are created per view and
+per schema (decision 3) when a view is registered.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger, CheckConstraint, DateTime, Double, ForeignKey, Index, Integer, LargeBinary,
+    MetaData, SmallInteger, String, Text, func,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {"ix": "ix_%(table_name)s_%(column_0_N_name)s", "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+          "ck": "ck_%(table_name)s_%(constraint_name)s",
+          "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+          "pk": "pk_%(table_name)s"}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+def _now() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+
+class Agent(Base):
+    """A WebID with a role: a pod owner or a data consumer."""
+
+    __tablename__ = "agents"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    webid: Mapped[str] = mapped_column(Text, unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    token_hash: Mapped[bytes] = mapped_column(LargeBinary, unique=True)
+    created_at: Mapped[datetime] = _now()
+    __table_args__ = (CheckConstraint("role IN ('owner', 'consumer')", name="role"),)
+
+
+class Pod(Base):
+    __tablename__ = "pods"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("agents.id"))
+    created_at: Mapped[datetime] = _now()
+
+
+class Resource(Base):
+    """An LDP resource; an RDF resource is one named graph of its pod."""
+
+    __tablename__ = "resources"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    pod_id: Mapped[int] = mapped_column(ForeignKey("pods.id", ondelete="CASCADE"))
+    path: Mapped[str] = mapped_column(Text)
+    etag: Mapped[str] = mapped_column(String(64))
+    content_type: Mapped[str] = mapped_column(String(100))
+    updated_at: Mapped[datetime] = _now()
+    __table_args__ = (Index(None, "pod_id", "path", unique=True),)
+
+
+class Term(Base):
+    """The dictionary of RDF terms (decision 2): kind 0 IRI, 1 blank node,
+    2 literal; ``digest`` identifies the term; ``num`` and ``ts`` hold parsed
+    numeric and dateTime values for filters."""
+
+    __tablename__ = "terms"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    digest: Mapped[bytes] = mapped_column(LargeBinary, unique=True)
+    kind: Mapped[int] = mapped_column(SmallInteger)
+    lexical: Mapped[str] = mapped_column(Text)
+    datatype: Mapped[str | None] = mapped_column(Text)
+    lang: Mapped[str | None] = mapped_column(String(64))
+    num: Mapped[float | None] = mapped_column(Double)
+    ts: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Quad(Base):
+    """A triple of a resource (its named graph), dictionary-encoded."""
+
+    __tablename__ = "quads"
+    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"),
+                                             primary_key=True)
+    s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    __table_args__ = (Index(None, "p", "o"), Index(None, "o"), Index(None, "s", "p"))
+
+
+class PodTriple(Base):
+    """A pod's default graph, the union of its resources, support-counted
+    (decision 5): ``n`` resources hold the triple."""
+
+    __tablename__ = "pod_triples"
+    pod_id: Mapped[int] = mapped_column(ForeignKey("pods.id", ondelete="CASCADE"),
+                                        primary_key=True)
+    s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    n: Mapped[int] = mapped_column(Integer)
+    __table_args__ = (Index(None, "pod_id", "p", "o"), Index(None, "pod_id", "o"))
+
+
+class Change(Base):
+    """The change log: one entry per committed write, in sequence order."""
+
+    __tablename__ = "changes"
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    pod_id: Mapped[int] = mapped_column(ForeignKey("pods.id", ondelete="CASCADE"))
+    resource_id: Mapped[int | None] = mapped_column(BigInteger)
+    inserted: Mapped[int] = mapped_column(Integer, default=0)
+    deleted: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = _now()
+    __table_args__ = (Index(None, "pod_id", "seq"),)
+
+
+class ChangeTriple(Base):
+    """ΔG of a change: the pod default graph's set-membership changes."""
+
+    __tablename__ = "change_triples"
+    seq: Mapped[int] = mapped_column(ForeignKey("changes.seq", ondelete="CASCADE"),
+                                     primary_key=True)
+    s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    sign: Mapped[int] = mapped_column(SmallInteger)
+    __table_args__ = (CheckConstraint("sign IN (-1, 1)", name="sign"),)
+
+
+class View(Base):
+    __tablename__ = "views"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    consumer_id: Mapped[int] = mapped_column(ForeignKey("agents.id"))
+    name: Mapped[str] = mapped_column(String(200))
+    query: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default="backfilling")
+    watermark: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[datetime] = _now()
+    __table_args__ = (
+        CheckConstraint("status IN ('backfilling', 'ready', 'failed')", name="status"),)
+
+
+class Consent(Base):
+    """A pod owner's consent for a consumer (all its views, or one)."""
+
+    __tablename__ = "consents"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    pod_id: Mapped[int] = mapped_column(ForeignKey("pods.id", ondelete="CASCADE"))
+    consumer_id: Mapped[int] = mapped_column(ForeignKey("agents.id"))
+    view_id: Mapped[int | None] = mapped_column(ForeignKey("views.id", ondelete="CASCADE"))
+    granted_at: Mapped[datetime] = _now()
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class ConsentEvent(Base):
+    """The audit trail of consents."""
+
+    __tablename__ = "consent_events"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    consent_id: Mapped[int] = mapped_column(ForeignKey("consents.id", ondelete="CASCADE"))
+    action: Mapped[str] = mapped_column(String(16))
+    actor: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime] = _now()
+
+
+class Job(Base):
+    """A unit of work of the queue (procrastinate-style: retries are data)."""
+
+    __tablename__ = "jobs"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    view_id: Mapped[int | None] = mapped_column(ForeignKey("views.id", ondelete="CASCADE"))
+    payload: Mapped[dict] = mapped_column(JSONB, default=dict)  # type: ignore[type-arg]
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    max_attempts: Mapped[int] = mapped_column(Integer, default=5)
+    run_after: Mapped[datetime] = _now()
+    last_error: Mapped[str | None] = mapped_column(Text)
+    worker: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = _now()
+    updated_at: Mapped[datetime] = _now()
+    __table_args__ = (
+        CheckConstraint("status IN ('queued', 'running', 'done', 'failed', 'dead')",
+                        name="status"),
+        CheckConstraint("kind IN ('apply_changes', 'backfill', 'grant', 'revoke', 'verify')",
+                        name="kind"),
+        Index(None, "status", "run_after"),
+    )
+
+
+class JobProgress(Base):
+    """Progress of a running job, written outside the job's own transaction
+    (the job row stays locked while it runs)."""
+
+    __tablename__ = "job_progress"
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"),
+                                        primary_key=True)
+    done: Mapped[int] = mapped_column(BigInteger, default=0)
+    total: Mapped[int | None] = mapped_column(BigInteger)
+    note: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = _now()

@@ -1,0 +1,122 @@
+"""The job queue in Postgres (after procrastinate).
+
+- ``enqueue`` runs on the caller's connection, so a job commits (and its
+  NOTIFY is delivered) with the data it concerns, or not at all.
+- ``claim`` locks one due job ``FOR NO KEY UPDATE SKIP LOCKED`` inside the caller's
+  transaction; the worker does the job's work in that same transaction and
+  ``finish``es it there. A crash rolls everything back and the job is due
+  again: nothing is lost, nothing applied twice.
+- A failure is recorded by ``fail`` in a fresh transaction after the rollback:
+  retries are data (``retry_decision``), with exponential backoff, and a job
+  out of attempts goes to the dead-letter state with its error kept.
+- Progress is written from another connection to ``job_progress``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+from sqlalchemy import Connection, text
+
+CHANNEL = "podviews_jobs"
+BACKOFF_BASE = timedelta(seconds=2)
+BACKOFF_CAP = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    kind: str
+    view_id: int | None
+    payload: dict[str, Any]
+    attempts: int
+    max_attempts: int
+
+
+def enqueue(conn: Connection, kind: str, view_id: int | None = None,
+            payload: dict[str, Any] | None = None, max_attempts: int = 5) -> int:
+    job_id = conn.execute(text(
+        "INSERT INTO jobs (kind, view_id, payload, status, attempts, max_attempts) "
+        "VALUES (:kind, :view_id, CAST(:payload AS jsonb), 'queued', 0, :max_attempts) "
+        "RETURNING id"),
+        {"kind": kind, "view_id": view_id, "payload": json.dumps(payload or {}),
+         "max_attempts": max_attempts}).scalar_one()
+    conn.execute(text("SELECT pg_notify(:channel, :kind)"), {"channel": CHANNEL, "kind": kind})
+    return int(job_id)
+
+
+def claim(conn: Connection, worker: str, kinds: tuple[str, ...] | None = None) -> Job | None:
+    """Lock the oldest due job in this transaction and mark it running."""
+    row = conn.execute(text(
+        "SELECT id, kind, view_id, payload, attempts, max_attempts FROM jobs "
+        "WHERE status = 'queued' AND run_after <= now() "
+        "AND (CAST(:kinds AS text[]) IS NULL OR kind = ANY(CAST(:kinds AS text[]))) "
+        "ORDER BY id FOR NO KEY UPDATE SKIP LOCKED LIMIT 1"),
+        {"kinds": list(kinds) if kinds else None}).one_or_none()
+    if row is None:
+        return None
+    conn.execute(text("UPDATE jobs SET status = 'running', attempts = attempts + 1, "
+                      "worker = :worker, updated_at = now() WHERE id = :id"),
+                 {"id": row.id, "worker": worker})
+    return Job(row.id, row.kind, row.view_id, row.payload, row.attempts + 1, row.max_attempts)
+
+
+def finish(conn: Connection, job: Job) -> None:
+    """Mark the job done, in the transaction that did its work."""
+    conn.execute(text("UPDATE jobs SET status = 'done', last_error = NULL, updated_at = now() "
+                      "WHERE id = :id"), {"id": job.id})
+
+
+def retry_decision(error: BaseException, job: Job) -> timedelta | None:
+    """How long until the next attempt, or None for the dead-letter state."""
+    if job.attempts >= job.max_attempts:
+        return None
+    return min(BACKOFF_BASE * (2 ** (job.attempts - 1)), BACKOFF_CAP)
+
+
+def fail(conn: Connection, job: Job, error: BaseException) -> str:
+    """Record a failed attempt (in a fresh transaction); the job's new status."""
+    delay = retry_decision(error, job)
+    status = "dead" if delay is None else "queued"
+    conn.execute(text(
+        "UPDATE jobs SET status = :status, attempts = :attempts, last_error = :error, "
+        "run_after = now() + CAST(:delay AS interval), updated_at = now() WHERE id = :id"),
+        {"status": status, "attempts": job.attempts, "error": f"{type(error).__name__}: {error}",
+         "delay": f"{(delay or timedelta()).total_seconds()} seconds", "id": job.id})
+    return status
+
+
+def report_progress(conn: Connection, job_id: int, done: int, total: int | None = None,
+                    note: str | None = None) -> None:
+    """Upsert a running job's progress; call on a connection of its own."""
+    conn.execute(text(
+        "INSERT INTO job_progress (job_id, done, total, note) VALUES (:id, :done, :total, :note) "
+        "ON CONFLICT (job_id) DO UPDATE SET done = excluded.done, total = excluded.total, "
+        "note = excluded.note, updated_at = now()"),
+        {"id": job_id, "done": done, "total": total, "note": note})
+
+
+def depth(conn: Connection) -> int:
+    return int(conn.execute(text("SELECT count(*) FROM jobs WHERE status = 'queued'")).scalar_one())
+
+
+class Waker:
+    """LISTENs on the queue's channel; ``wait`` returns when a job may be due."""
+
+    def __init__(self, url: str) -> None:
+        dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
+        self.conn = psycopg.connect(dsn, autocommit=True)
+        self.conn.execute(f"LISTEN {CHANNEL}")
+
+    def wait(self, timeout: float) -> bool:
+        """True when notified within ``timeout`` seconds."""
+        for _ in self.conn.notifies(timeout=timeout, stop_after=1):
+            return True
+        return False
+
+    def close(self) -> None:
+        self.conn.close()

@@ -1,0 +1,69 @@
+"""Shared fixtures: a real Postgres for every test that needs one.
+
+PODVIEWS_TEST_DATABASE_URL names a server to use; otherwise the local server
+on 127.0.0.1:5432 is used when it answers, else an embedded cluster is started
+for the session. Each test gets a fresh database of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+LOCAL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+def _answers(url: str) -> bool:
+    try:
+        with sa.create_engine(url, connect_args={"connect_timeout": 2}).connect():
+            return True
+    except sa.exc.OperationalError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    url = os.environ.get("PODVIEWS_TEST_DATABASE_URL")
+    if url:
+        yield url
+        return
+    if _answers(LOCAL):
+        yield LOCAL
+        return
+    from storage.embedded import Embedded
+
+    pg = Embedded(Path(tmp_path_factory.mktemp("pg")))
+    url = pg.start()
+    try:
+        yield url
+    finally:
+        pg.stop()
+
+
+@pytest.fixture
+def database(pg_server: str) -> Iterator[str]:
+    """The URL of a fresh, empty database, dropped afterwards."""
+    name = f"pv_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(pg_server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = sa.make_url(pg_server).set(database=name).render_as_string(hide_password=False)
+    try:
+        yield url
+    finally:
+        with admin.connect() as c:
+            c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def migrated(database: str) -> str:
+    from storage.migrate import upgrade
+
+    upgrade(database)
+    return database
