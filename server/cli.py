@@ -23,12 +23,46 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="run the HTTP API (env: PODVIEWS_HOST, PODVIEWS_PORT)")
     serve.add_argument("--host", default=None, help="interface to listen on [PODVIEWS_HOST]")
     serve.add_argument("--port", type=int, default=None, help="port [PODVIEWS_PORT]")
+    db_help = "database URL [PODVIEWS_DATABASE_URL]; default: embedded under PODVIEWS_DATA_DIR"
+    migrate = sub.add_parser("migrate", help="bring the database schema to the latest revision")
+    migrate.add_argument("--database-url", default=None, help=db_help)
+    load = sub.add_parser("load", help="bulk-load an N-Triples/Turtle file (.gz allowed) "
+                          "into a pod, as one change")
+    load.add_argument("file", type=Path)
+    load.add_argument("--pod", required=True, help="pod name (created if new)")
+    load.add_argument("--resource", default=None, help="resource path (default: file name)")
+    load.add_argument("--owner", default="urn:podviews:loader", help="WebID owning a new pod")
+    load.add_argument("--database-url", default=None, help=db_help)
     args = parser.parse_args(argv)
     if args.command == "check" and args.check == "w3c":
         return _check_w3c(args)
     if args.command == "serve":
         return _serve(args)
+    if args.command in ("migrate", "load"):
+        return _with_database(args)
     return 2
+
+
+def _with_database(args: argparse.Namespace) -> int:
+    from server.config import Settings
+    from storage.db import open_database
+    from storage.migrate import upgrade
+
+    settings = Settings(**({"database_url": args.database_url} if args.database_url else {}))
+    url, embedded = open_database(settings.database_url, settings.data_dir)
+    try:
+        upgrade(url)
+        if args.command == "load":
+            from server.load import load
+
+            seq = load(url, args.file, args.pod, args.resource, args.owner)
+            print(f"loaded {args.file} into pod {args.pod} as change {seq}")
+        else:
+            print("database at the latest revision")
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_ADMIN_TOKEN = "dev-admin-token"
+
+
+def user_data_dir() -> str:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                           "share")
+    return os.path.join(base, "podviews")
 
 
 class Settings(BaseSettings):
@@ -16,6 +25,8 @@ class Settings(BaseSettings):
     port: int = 8000
     base_url: str = ""  # public base of resource IRIs; default http://{host}:{port}
     admin_token: str = DEV_ADMIN_TOKEN
+    database_url: str | None = None  # None: an embedded Postgres under data_dir
+    data_dir: Path = Path(user_data_dir())
 
     @model_validator(mode="after")
     def _no_default_secret_outside_development(self) -> Settings:
