@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from rdflib.term import Identifier, URIRef
 
 from views import algebra as A
-from views.dataset import ANY_NAMED, Dataset, Delta
+from views.dataset import ANY_NAMED, Delta, QuadStore, quad_matches
 
 Source = Callable[[object, object, object, object], Iterable[tuple[tuple, int]]]
 
@@ -65,7 +65,7 @@ def probe(tp: A.TriplePattern, bound: dict[str, Identifier]) -> tuple:
 _NO_GRAPH = URIRef("urn:podviews:no-such-graph")
 
 
-def dataset_source(ds: Dataset) -> Source:
+def dataset_source(ds: QuadStore) -> Source:
     def source(g: object, s: object, p: object, o: object) -> Iterator[tuple[tuple, int]]:
         for q in ds.match(g, s, p, o):  # type: ignore[arg-type]
             yield q, 1
@@ -75,30 +75,9 @@ def dataset_source(ds: Dataset) -> Source:
 def delta_source(delta: Delta) -> Source:
     def source(g: object, s: object, p: object, o: object) -> Iterator[tuple[tuple, int]]:
         for q, sign in delta.items():
-            if _quad_matches(q, g, s, p, o):
+            if quad_matches(q, g, s, p, o):
                 yield q, sign
     return source
-
-
-def old_source(ds: Dataset, delta: Delta) -> Source:
-    """G = G' - ΔG, read through G' and the delta."""
-    def source(g: object, s: object, p: object, o: object) -> Iterator[tuple[tuple, int]]:
-        for q in ds.match(g, s, p, o):  # type: ignore[arg-type]
-            if delta.get(q, 0) <= 0:
-                yield q, 1
-        for q, sign in delta.items():
-            if sign < 0 and _quad_matches(q, g, s, p, o):
-                yield q, 1
-    return source
-
-
-def _quad_matches(q: tuple, g: object, s: object, p: object, o: object) -> bool:
-    if g is ANY_NAMED:
-        if q[0] is None:
-            return False
-    elif q[0] != g:
-        return False
-    return all(want is None or want == have for want, have in zip((s, p, o), q[1:]))
 
 
 def join_patterns(tps: list[A.TriplePattern], sources: list[Source],

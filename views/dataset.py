@@ -10,11 +10,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from typing import Protocol
 
 from rdflib.term import Identifier
 
 Quad = tuple  # (g | None, s, p, o)
 Delta = dict  # dict[Quad, int]: +1 insert, -1 delete; effective set changes
+
+
+class QuadStore(Protocol):
+    """What the evaluators read: quad lookups and the named graphs."""
+
+    def match(self, g: object, s: Identifier | None, p: Identifier | None,
+              o: Identifier | None) -> Iterable[Quad]: ...
+
+    def graph_names(self) -> list[Identifier]: ...
+
+    def graph_size(self, g: Identifier) -> int: ...
 
 
 class GraphIndex:
@@ -108,6 +120,14 @@ class Dataset:
         else:
             delta.pop(q, None)
 
+    def graph_names(self) -> list[Identifier]:
+        """The non-empty named graphs."""
+        return list(self.named)
+
+    def graph_size(self, g: Identifier) -> int:
+        graph = self.named.get(g)
+        return len(graph.triples) if graph is not None else 0
+
     def match(self, g: object, s: Identifier | None, p: Identifier | None,
               o: Identifier | None) -> Iterator[Quad]:
         """Quads matching; ``g`` is None (default graph), a graph name, or
@@ -124,3 +144,41 @@ class Dataset:
 
 
 ANY_NAMED = object()
+
+
+class Before:
+    """The dataset as it was before ``delta``: G = G' - ΔG, read through G'."""
+
+    def __init__(self, ds: QuadStore, delta: Delta) -> None:
+        self.ds, self.delta = ds, delta
+        net: dict[Identifier, int] = defaultdict(int)
+        for q, sign in delta.items():
+            if q[0] is not None:
+                net[q[0]] += sign
+        self._net = net
+
+    def graph_size(self, g: Identifier) -> int:
+        return self.ds.graph_size(g) - self._net.get(g, 0)
+
+    def graph_names(self) -> list[Identifier]:
+        names = set(self.ds.graph_names()) | set(self._net)
+        return [g for g in names if self.graph_size(g) > 0]
+
+    def match(self, g: object, s: Identifier | None, p: Identifier | None,
+              o: Identifier | None) -> Iterator[Quad]:
+        for q in self.ds.match(g, s, p, o):
+            if self.delta.get(q, 0) <= 0:
+                yield q
+        for q, sign in self.delta.items():
+            if sign < 0 and quad_matches(q, g, s, p, o):
+                yield q
+
+
+def quad_matches(q: tuple, g: object, s: object, p: object, o: object) -> bool:
+    """Does quad ``q`` answer the lookup (g, s, p, o)? None is a wildcard."""
+    if g is ANY_NAMED:
+        if q[0] is None:
+            return False
+    elif q[0] != g:
+        return False
+    return all(want is None or want == have for want, have in zip((s, p, o), q[1:]))

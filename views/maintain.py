@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable, Iterator
 from rdflib.term import Identifier
 
 from views import algebra as A
-from views.bgp import dataset_source, delta_source, join_patterns, match_quad, old_source
-from views.dataset import Dataset, Delta
+from views.bgp import dataset_source, join_patterns, match_quad
+from views.dataset import Before, Dataset, Delta, QuadStore
 from views.errors import UnsupportedFeature
 from views.expr import truth, try_evaluate
 from views.kset import KRel, KSet, Mu, add_into, mu
@@ -36,12 +36,14 @@ from views.reference import exists_fn, group_key, group_row, minus_blocks, proje
 
 
 class Ctx:
-    """One batch: G' (the dataset, already updated) and ΔG."""
+    """One batch: G' (the dataset, already updated), G (read through G' and
+    ΔG) and ΔG."""
 
-    def __init__(self, ds: Dataset, delta: Delta) -> None:
+    def __init__(self, ds: QuadStore, delta: Delta) -> None:
         self.ds, self.delta = ds, delta
-        self.new, self.old, self.dsrc = dataset_source(ds), old_source(ds, delta), delta_source(delta)
-        self.exists = exists_fn(ds)
+        self.before = Before(ds, delta)
+        self.new, self.old = dataset_source(ds), dataset_source(self.before)
+        self.exists, self.exists_before = exists_fn(ds), exists_fn(self.before)
 
 
 class Node:
@@ -113,7 +115,8 @@ class GraphNamesNode(Node):
         return mu({}) if g == self.term else None
 
     def scratch(self, ctx: Ctx) -> KSet:
-        return add_into({}, ((r, 1) for g in ctx.ds.named if (r := self._row(g)) is not None))
+        return add_into({}, ((r, 1) for g in ctx.ds.graph_names()
+                             if (r := self._row(g)) is not None))
 
     def compute(self, ctx: Ctx) -> KSet:
         net: dict[Identifier, int] = {}
@@ -122,7 +125,7 @@ class GraphNamesNode(Node):
                 net[q[0]] = net.get(q[0], 0) + sign
         out: KSet = {}
         for g, n in net.items():
-            size = len(ctx.ds.named[g].triples) if g in ctx.ds.named else 0
+            size = ctx.ds.graph_size(g)
             before, after = size - n > 0, size > 0
             row = self._row(g)
             if before != after and row is not None:
@@ -274,7 +277,6 @@ class MapNode(Node):
         self.children = (child,)
         self.p = p
         self.graph_dependent = A.has_exists(p.expr)
-        self.cache: dict[Mu, Mu | None] = {}
         what = "Filter" if isinstance(p, A.Filter) else f"Extend ?{p.var}"
         self.label = what + (": EXISTS re-decided for mappings ΔG touches"
                              if self.graph_dependent else ": applied to ΔP1")
@@ -294,8 +296,6 @@ class MapNode(Node):
         out: KSet = {}
         for m, k in self.children[0].out.rows.items():
             r = self._f(m, ctx.exists)
-            if self.graph_dependent:
-                self.cache[m] = r
             if r is not None:
                 add_into(out, [(r, k)])
         return out
@@ -312,16 +312,13 @@ class MapNode(Node):
         for m in set(child.d) | self._touched(ctx):
             k_old = child.out.get(m)
             k_new = k_old + child.d.get(m, 0)
-            r_old = self.cache.get(m) if k_old else None
+            # the old decision is re-taken on G, the new one on G'
+            r_old = self._f(m, ctx.exists_before) if k_old else None
             r_new = self._f(m, ctx.exists) if k_new else None
             if r_old is not None:
                 add_into(out, [(r_old, -k_old)])
             if r_new is not None:
                 add_into(out, [(r_new, k_new)])
-            if k_new:
-                self.cache[m] = r_new
-            else:
-                self.cache.pop(m, None)
         return out
 
     def _touched(self, ctx: Ctx) -> set[Mu]:
@@ -387,58 +384,57 @@ class DistinctNode(Node):
 
 
 class GroupNode(Node):
+    """A group's solution is a function of its members, so a touched group's
+    old and new solutions are recomputed from the child's old and new output."""
+
     def __init__(self, child: Node, p: A.Group) -> None:
         super().__init__()
         if any(A.has_exists(e) for e in p.keys) or any(A.has_exists(a.expr) for a in p.aggregates):
             raise UnsupportedFeature("EXISTS inside GROUP BY or an aggregate")
         self.children = (child,)
         self.p = p
-        self.members: dict[tuple, dict[Mu, int]] = {}
-        self.rows: dict[tuple, Mu] = {}
+        self.key_vars = [e.name for e in p.keys if isinstance(e, A.Var)]
+        self.plain_keys = len(self.key_vars) == len(p.keys)
         names = ", ".join(f"{a.fn}" for a in p.aggregates) or "no aggregate"
         self.label = f"Group ({names}): touched groups recomputed from their members"
 
-    def _row(self, key: tuple) -> Mu | None:
-        members = self.members.get(key, {})
+    def _row(self, key: tuple, members: KSet) -> Mu | None:
         if self.p.keys and not members:
             return None  # only the implicit group of an ungrouped query can be empty
-        rows = [(dict(m), k) for m, k in members.items()]
-        return mu(group_row(self.p, key, rows, None))
+        return mu(group_row(self.p, key, [(dict(m), k) for m, k in members.items()], None))
+
+    def _members(self, key: tuple, extra: KSet) -> tuple[KSet, KSet]:
+        """The old and new members of the group ``key``."""
+        rel = self.children[0].out
+        probe = {v: t for v, t in zip(self.key_vars, key) if t is not None} \
+            if self.plain_keys else {}
+        old: KSet = {m: k for m, k in rel.compatible(probe)
+                     if group_key(self.p, dict(m)) == key}
+        new = add_into(dict(old), ((m, k) for m, k in extra.items()
+                                   if group_key(self.p, dict(m)) == key))
+        return old, new
 
     def scratch(self, ctx: Ctx) -> KSet:
-        self.members.clear()
-        self.rows.clear()
+        groups: dict[tuple, KSet] = {}
         for m, k in self.children[0].out.rows.items():
-            self.members.setdefault(group_key(self.p, dict(m)), {})[m] = k
+            groups.setdefault(group_key(self.p, dict(m)), {})[m] = k
         if not self.p.keys:
-            self.members.setdefault((), {})
-        out: KSet = {}
-        for key in self.members:
-            row = self._row(key)
-            if row is not None:
-                self.rows[key] = row
-                add_into(out, [(row, 1)])
-        return out
+            groups.setdefault((), {})
+        return add_into({}, ((r, 1) for key, members in groups.items()
+                             if (r := self._row(key, members)) is not None))
 
     def compute(self, ctx: Ctx) -> KSet:
-        touched = set()
-        for m, k in self.children[0].d.items():
-            key = group_key(self.p, dict(m))
-            touched.add(key)
-            add_into(self.members.setdefault(key, {}), [(m, k)])
+        delta = self.children[0].d
+        touched = {group_key(self.p, dict(m)) for m in delta}
         out: KSet = {}
         for key in touched:
-            if not self.members.get(key) and self.p.keys:
-                self.members.pop(key, None)
-            new, old = self._row(key), self.rows.get(key)
-            if new == old:
-                continue
-            if old is not None:
-                add_into(out, [(old, -1)])
-                del self.rows[key]
-            if new is not None:
-                add_into(out, [(new, 1)])
-                self.rows[key] = new
+            old_members, new_members = self._members(key, delta)
+            old, new = self._row(key, old_members), self._row(key, new_members)
+            if old != new:
+                if old is not None:
+                    add_into(out, [(old, -1)])
+                if new is not None:
+                    add_into(out, [(new, 1)])
         return out
 
 
@@ -506,25 +502,33 @@ class Maintainer:
     [rdflib.term.Literal('1', datatype=rdflib.term.URIRef('http://www.w3.org/2001/XMLSchema#integer'))]
     """
 
-    def __init__(self, pattern: A.Pattern, ds: Dataset) -> None:
+    def __init__(self, pattern: A.Pattern, ds: QuadStore,
+                 relations: Callable[[int], KRel] | None = None, backfill: bool = True) -> None:
+        """``relations(i)`` gives node i's output relation (in memory by
+        default; the pipeline passes Postgres-backed ones). ``backfill``
+        computes every node from scratch; without it the relations already
+        hold the state at the dataset's previous version."""
         self.pattern = normalize(pattern)
         self.ds = ds
         self.root = build(self.pattern)
         self.nodes = postorder(self.root)
-        ctx = Ctx(ds, {})
-        for n in self.nodes:
-            n.out = KRel(n.scratch(ctx))
+        for i, n in enumerate(self.nodes):
+            n.out = relations(i) if relations is not None else KRel()
+        if backfill:
+            ctx = Ctx(ds, {})
+            for n in self.nodes:
+                n.out.apply(n.scratch(ctx))
 
     @property
     def result(self) -> KSet:
         return self.root.out.rows
 
-    def apply(self, delta: Delta) -> KSet:
+    def apply(self, delta: Delta, ds: QuadStore | None = None) -> KSet:
         """Bring the view from G to G' = G + ΔG (``ds`` already holds G');
         return ΔV."""
         if not delta:
             return {}
-        ctx = Ctx(self.ds, delta)
+        ctx = Ctx(ds or self.ds, delta)
         for n in self.nodes:
             n.d = n.compute(ctx)
         dv = self.root.d

@@ -14,25 +14,25 @@ from rdflib.term import Identifier
 from views import algebra as A
 from views.aggregates import compute
 from views.bgp import dataset_source, join_patterns
-from views.dataset import Dataset
+from views.dataset import QuadStore
 from views.expr import truth, try_evaluate
 from views.kset import KSet, Mu, add_into, compatible, mu
 
 
-def evaluate(p: A.Pattern, ds: Dataset, bind: Mapping[str, Identifier] | None = None) -> KSet:
+def evaluate(p: A.Pattern, ds: QuadStore, bind: Mapping[str, Identifier] | None = None) -> KSet:
     """The K-set of ``p`` over the dataset ``ds``. ``bind`` pre-binds variables:
     the substitution of EXISTS (SPARQL 1.1 §18.6); every result is compatible
     with it."""
     return _Evaluator(ds).run(p, dict(bind or {}))
 
 
-def exists_fn(ds: Dataset):  # type: ignore[no-untyped-def]
+def exists_fn(ds: QuadStore):  # type: ignore[no-untyped-def]
     """The EXISTS callback for ``views.expr`` over ``ds``."""
     return _Evaluator(ds).exists
 
 
 class _Evaluator:
-    def __init__(self, ds: Dataset) -> None:
+    def __init__(self, ds: QuadStore) -> None:
         self.ds = ds
         self.source = dataset_source(ds)
         self.active: Identifier | None = None
@@ -72,8 +72,8 @@ class _Evaluator:
 
     def _graph_names(self, p: A.GraphNames, bind: dict) -> KSet:
         if not A.is_var(p.term):
-            return {mu({}): 1} if p.term in self.ds.named else {}
-        return {mu({p.term: g}): 1 for g in self.ds.named  # type: ignore[dict-item]
+            return {mu({}): 1} if self.ds.graph_size(p.term) else {}  # type: ignore[arg-type]
+        return {mu({p.term: g}): 1 for g in self.ds.graph_names()  # type: ignore[dict-item]
                 if compatible({p.term: g}, bind)}  # type: ignore[dict-item]
 
     def _graph(self, p: A.Graph, bind: dict) -> KSet:
@@ -81,14 +81,14 @@ class _Evaluator:
         # Join(eval(D(g), P), Ω(?var → g))
         term = p.term
         if A.is_var(term):
-            names = [bind[term]] if term in bind else list(self.ds.named)  # type: ignore[index]
+            names = [bind[term]] if term in bind else self.ds.graph_names()  # type: ignore[index]
         else:
             names = [term]
         out: KSet = {}
         saved = self.active
         try:
             for g in names:
-                if g not in self.ds.named:
+                if not self.ds.graph_size(g):
                     continue
                 self.active = g
                 inner = self.run(p.p, bind)
