@@ -202,3 +202,15 @@ class JobProgress(Base):
     total: Mapped[int | None] = mapped_column(BigInteger)
     note: Mapped[str | None] = mapped_column(Text)
     updated_at: Mapped[datetime] = _now()
+
+
+class KRelTable(Base):
+    """One K-relation table of a view node for one schema (decision 3): the
+    columns hold term ids of the schema's variables, plus ``k``."""
+
+    __tablename__ = "krel_tables"
+    view_id: Mapped[int] = mapped_column(ForeignKey("views.id", ondelete="CASCADE"),
+                                         primary_key=True)
+    node: Mapped[int] = mapped_column(Integer, primary_key=True)
+    table_name: Mapped[str] = mapped_column(String(63), primary_key=True)
+    variables: Mapped[list[str]] = mapped_column(JSONB)

@@ -14,6 +14,7 @@ from sqlalchemy import Connection, text
 from storage import terms
 
 Triple = tuple[Identifier, Identifier, Identifier]
+SEQUENCE_LOCK = 0x706F6476  # advisory lock key serialising the change log
 
 
 class PodsError(Exception):
@@ -119,6 +120,9 @@ def _change(conn: Connection, pod: int, rid: int) -> int:
     counts = conn.execute(text(
         "SELECT count(*) FILTER (WHERE sign = 1) AS i, count(*) FILTER (WHERE sign = -1) AS d "
         "FROM diff")).one()
+    # Writers take sequence numbers one at a time and hold them to commit, so
+    # commit order is sequence order: a snapshot holds a prefix of the log.
+    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SEQUENCE_LOCK})
     seq = int(conn.execute(text(
         "INSERT INTO changes (pod_id, resource_id, inserted, deleted) VALUES (:pod, :r, :i, :d) "
         "RETURNING seq"), {"pod": pod, "r": rid, "i": counts.i, "d": counts.d}).scalar_one())

@@ -1,0 +1,148 @@
+"""The maintenance pipeline: view registration, and the jobs a worker runs.
+
+Every job runs in one REPEATABLE READ transaction: the snapshot holds a prefix
+of the change log (writers commit in sequence order) and the pods' graphs at
+its last change, so ΔG for the view is the net of the changes after its
+watermark, and the state, the watermark and the job's completion commit
+together — a crash anywhere loses and double-counts nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from storage import queue, views_repo
+from storage.state import Codec, PgRel, PodsGraph
+from views.compile import compile_query
+from views.dataset import Delta
+from views.errors import UnsupportedFeature
+from views.kset import KSet
+from views.maintain import Maintainer
+from views.reference import evaluate
+
+log = logging.getLogger("podviews.pipeline")
+
+
+class Busy(Exception):
+    """Another worker holds the view; the job waits for its turn."""
+
+
+def register_view(conn: Connection, consumer: int, name: str, query: str) -> int:
+    """Check the query, store the view and enqueue its backfill, in the
+    caller's transaction."""
+    compiled = compile_query(query)
+    if _uses_named_graphs(compiled.pattern):
+        raise UnsupportedFeature("GRAPH in a view over pods (named graphs are not exposed yet)")
+    view = views_repo.create_view(conn, consumer, name, query)
+    queue.enqueue(conn, "backfill", view)
+    return view
+
+
+def _uses_named_graphs(pattern: object) -> bool:
+    from views import algebra as A
+
+    def walk(p: A.Pattern) -> bool:
+        if isinstance(p, A.GraphNames) or isinstance(p, A.BGP) and any(
+                t.g is not None for t in p.triples):
+            return True
+        return any(walk(c) for c in A.children(p))
+
+    return walk(pattern)  # type: ignore[arg-type]
+
+
+def changed(conn: Connection, pod: int, seq: int) -> None:
+    """After a write to ``pod`` (same transaction): wake every view reading it."""
+    for view in views_repo.views_reading(conn, pod):
+        queue.enqueue(conn, "apply_changes", view, {"seq": seq})
+
+
+def _maintainer(conn: Connection, view_row, backfill: bool) -> tuple[Maintainer, PodsGraph]:  # type: ignore[no-untyped-def]
+    codec = Codec(conn)
+    graph = PodsGraph(conn, codec, views_repo.readable_pods(conn, view_row.id))
+    compiled = compile_query(view_row.query)
+    m = Maintainer(compiled.query.pattern, graph,
+                   relations=lambda i: PgRel(conn, codec, view_row.id, i),  # type: ignore[arg-type,return-value]
+                   backfill=backfill)
+    return m, graph
+
+
+def view_delta(conn: Connection, graph: PodsGraph, after: int, upto: int) -> Delta:
+    """ΔG of the view's input over (after, upto]: set-membership changes of the
+    union of its pods (decision 5)."""
+    rows = views_repo.net_changes(conn, graph.pods, after, upto)
+    names = graph.codec.decode(x for r in rows for x in (r.s, r.p, r.o))
+    delta: Delta = {}
+    for r in rows:
+        now, before = r.holders > 0, r.holders - r.net > 0
+        if now != before:
+            delta[(None, names[r.s], names[r.p], names[r.o])] = 1 if now else -1
+    return delta
+
+
+def run_one(engine: sa.Engine, worker: str) -> bool:
+    """Claim and run one due job; False when there was none."""
+    with engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
+        job = queue.claim(conn, worker)
+        if job is None:
+            conn.rollback()
+            return False
+        try:
+            _run(conn, job)
+            queue.finish(conn, job)
+            conn.commit()
+            return True
+        except Busy:
+            conn.rollback()
+            return True
+        except Exception as e:
+            conn.rollback()
+            log.exception("job %s (%s) failed", job.id, job.kind)
+            with engine.begin() as side:
+                queue.fail(side, job, e)
+            return True
+
+
+def _run(conn: Connection, job: queue.Job) -> None:
+    assert job.view_id is not None
+    row = views_repo.lock_view(conn, job.view_id)
+    if row is None:
+        raise Busy()
+    upto = views_repo.last_seq(conn)
+    if job.kind == "backfill":
+        _maintainer(conn, row, backfill=True)
+        views_repo.set_state(conn, row.id, "ready", upto)
+    elif job.kind == "apply_changes":
+        if row.status == "backfilling" or upto <= row.watermark:
+            return  # the backfill (or an earlier run) already covers these changes
+        m, graph = _maintainer(conn, row, backfill=False)
+        m.apply(view_delta(conn, graph, row.watermark, upto))
+        views_repo.set_state(conn, row.id, row.status, upto)
+        _coalesce(conn, row.id, upto)
+    else:
+        raise ValueError(f"job kind {job.kind} is not run by this worker yet")
+
+
+def _coalesce(conn: Connection, view: int, upto: int) -> None:
+    """Pending change jobs of the view that this run covered are done too."""
+    conn.execute(sa.text(
+        "UPDATE jobs SET status = 'done', updated_at = now() WHERE id IN ("
+        " SELECT id FROM jobs WHERE view_id = :v AND kind = 'apply_changes' "
+        " AND status = 'queued' AND CAST(payload->>'seq' AS bigint) <= :u "
+        " FOR NO KEY UPDATE SKIP LOCKED)"), {"v": view, "u": upto})
+
+
+def read_view(conn: Connection, view: int) -> KSet:
+    """The view's current K-set (its root node's relation)."""
+    row = conn.execute(sa.text("SELECT id, query FROM views WHERE id = :v"), {"v": view}).one()
+    m, _ = _maintainer(conn, row, backfill=False)
+    return dict(m.root.out.rows)
+
+
+def scratch(conn: Connection, view: int) -> KSet:
+    """The view evaluated from scratch on the pods' current data."""
+    row = conn.execute(sa.text("SELECT id, query FROM views WHERE id = :v"), {"v": view}).one()
+    graph = PodsGraph(conn, Codec(conn), views_repo.readable_pods(conn, view))
+    return evaluate(compile_query(row.query).query.pattern, graph)
