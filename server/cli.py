@@ -33,12 +33,14 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--resource", default=None, help="resource path (default: file name)")
     load.add_argument("--owner", default="urn:podviews:loader", help="WebID owning a new pod")
     load.add_argument("--database-url", default=None, help=db_help)
+    worker = sub.add_parser("worker", help="run maintenance jobs until SIGTERM")
+    worker.add_argument("--database-url", default=None, help=db_help)
     args = parser.parse_args(argv)
     if args.command == "check" and args.check == "w3c":
         return _check_w3c(args)
     if args.command == "serve":
         return _serve(args)
-    if args.command in ("migrate", "load"):
+    if args.command in ("migrate", "load", "worker"):
         return _with_database(args)
     return 2
 
@@ -52,6 +54,11 @@ def _with_database(args: argparse.Namespace) -> int:
     url, embedded = open_database(settings.database_url, settings.data_dir)
     try:
         upgrade(url)
+        if args.command == "worker":
+            from server.worker import run_until_signalled
+
+            logging.basicConfig(level=logging.INFO)
+            return run_until_signalled(url)
         if args.command == "load":
             from server.load import load
 

@@ -1,0 +1,43 @@
+"""``podviews worker``: claims jobs, runs them, sleeps on LISTEN/NOTIFY when
+the queue is empty, and stops cleanly on SIGTERM (the running job finishes
+or rolls back as a whole)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+
+import sqlalchemy as sa
+
+from server import pipeline
+from storage.queue import Waker
+
+log = logging.getLogger("podviews.worker")
+
+
+def run(url: str, name: str | None = None, stop: threading.Event | None = None,
+        idle_wait: float = 1.0) -> None:
+    stop = stop or threading.Event()
+    name = name or f"{socket.gethostname()}:{os.getpid()}"
+    engine = sa.create_engine(url)
+    waker = Waker(url)
+    log.info("worker %s started", name)
+    try:
+        while not stop.is_set():
+            if not pipeline.run_one(engine, name):
+                waker.wait(idle_wait)  # a NOTIFY, or a delayed retry coming due
+    finally:
+        waker.close()
+        engine.dispose()
+        log.info("worker %s stopped", name)
+
+
+def run_until_signalled(url: str) -> int:
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    run(url, stop=stop)
+    return 0
