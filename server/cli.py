@@ -33,6 +33,16 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--resource", default=None, help="resource path (default: file name)")
     load.add_argument("--owner", default="urn:podviews:loader", help="WebID owning a new pod")
     load.add_argument("--database-url", default=None, help=db_help)
+    bench = sub.add_parser("bench", help="benchmarks, printed as tables of ratios")
+    bench.add_argument("scenario", choices=("pipeline-bsbm",))
+    bench.add_argument("--data", type=Path, nargs="+", default=[
+        Path("../shared/data/bsbm/bsbm-100.nt.gz"), Path("../shared/data/bsbm/bsbm-1000.nt.gz")])
+    bench.add_argument("--updates", type=Path,
+                       default=Path("../shared/data/bsbm/bsbm-1000-updates.nt.gz"))
+    bench.add_argument("--count", type=int, default=10, help="update transactions to apply")
+    bench.add_argument("--server-url", default="postgresql+psycopg://postgres@127.0.0.1/postgres",
+                       help="a Postgres server where scratch databases may be created")
+    bench.add_argument("--json", action="store_true")
     worker = sub.add_parser("worker", help="run maintenance jobs until SIGTERM")
     worker.add_argument("--database-url", default=None, help=db_help)
     args = parser.parse_args(argv)
@@ -40,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
         return _check_w3c(args)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "bench":
+        from server import bench as b
+
+        rows = b.run_pipeline_bsbm(args.server_url, args.data, args.updates, args.count)
+        b.print_table(rows, args.json)
+        return 0 if all(r.equal for r in rows) else 1
     if args.command in ("migrate", "load", "worker"):
         return _with_database(args)
     return 2

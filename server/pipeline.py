@@ -9,6 +9,7 @@ together — a crash anywhere loses and double-counts nothing.
 
 from __future__ import annotations
 
+import functools
 import logging
 
 import sqlalchemy as sa
@@ -16,7 +17,7 @@ from sqlalchemy import Connection
 
 from storage import queue, views_repo
 from storage.state import Codec, PgRel, PodsGraph
-from views.compile import compile_query
+from views.compile import Compiled, compile_query
 from views.dataset import Delta
 from views.errors import UnsupportedFeature
 from views.kset import KSet
@@ -59,10 +60,17 @@ def changed(conn: Connection, pod: int, seq: int) -> None:
         queue.enqueue(conn, "apply_changes", view, {"seq": seq})
 
 
+@functools.lru_cache(maxsize=1024)
+def _compiled(query: str) -> Compiled:
+    """Compiled view definitions, kept by the worker process (parsing costs
+    ~0.2 s; a compiled query is immutable)."""
+    return compile_query(query)
+
+
 def _maintainer(conn: Connection, view_row, backfill: bool) -> tuple[Maintainer, PodsGraph]:  # type: ignore[no-untyped-def]
     codec = Codec(conn)
     graph = PodsGraph(conn, codec, views_repo.readable_pods(conn, view_row.id))
-    compiled = compile_query(view_row.query)
+    compiled = _compiled(view_row.query)
     m = Maintainer(compiled.query.pattern, graph,
                    relations=lambda i: PgRel(conn, codec, view_row.id, i),  # type: ignore[arg-type,return-value]
                    backfill=backfill)
@@ -145,4 +153,4 @@ def scratch(conn: Connection, view: int) -> KSet:
     """The view evaluated from scratch on the pods' current data."""
     row = conn.execute(sa.text("SELECT id, query FROM views WHERE id = :v"), {"v": view}).one()
     graph = PodsGraph(conn, Codec(conn), views_repo.readable_pods(conn, view))
-    return evaluate(compile_query(row.query).query.pattern, graph)
+    return evaluate(_compiled(row.query).query.pattern, graph)

@@ -101,7 +101,9 @@ class PodTriple(Base):
     p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     n: Mapped[int] = mapped_column(Integer)
-    __table_args__ = (Index(None, "pod_id", "p", "o"), Index(None, "pod_id", "o"))
+    # covering indexes: a full-key probe is exact whichever index the planner
+    # picks, and lookups by (p, o) or (o) are index-only
+    __table_args__ = (Index(None, "pod_id", "p", "o", "s"), Index(None, "pod_id", "o", "s", "p"))
 
 
 class Change(Base):

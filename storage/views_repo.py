@@ -56,8 +56,8 @@ def net_changes(conn: Connection, pods: list[int], after: int, upto: int) -> lis
     per-pod signs and whether some pod holds it now (at ``upto``)."""
     return conn.execute(text(
         "WITH d AS (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
-        "  JOIN changes c ON c.seq = ct.seq "
-        "  WHERE c.pod_id = ANY(:pods) AND c.seq > :a AND c.seq <= :u GROUP BY 1, 2, 3) "
+        "  WHERE ct.seq > :a AND ct.seq <= :u AND ct.seq IN (SELECT seq FROM changes "
+        "    WHERE pod_id = ANY(:pods) AND seq > :a AND seq <= :u) GROUP BY 1, 2, 3) "
         "SELECT d.s, d.p, d.o, d.net, (SELECT count(*) FROM pod_triples t WHERE "
         "  t.pod_id = ANY(:pods) AND t.s = d.s AND t.p = d.p AND t.o = d.o) AS holders FROM d"),
         {"pods": pods, "a": after, "u": upto}).all()

@@ -113,8 +113,8 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['pod_id'], ['pods.id'], name=op.f('fk_pod_triples_pod_id_pods'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('pod_id', 's', 'p', 'o', name=op.f('pk_pod_triples'))
     )
-    op.create_index(op.f('ix_pod_triples_pod_id_o'), 'pod_triples', ['pod_id', 'o'], unique=False)
-    op.create_index(op.f('ix_pod_triples_pod_id_p_o'), 'pod_triples', ['pod_id', 'p', 'o'], unique=False)
+    op.create_index(op.f('ix_pod_triples_pod_id_o_s_p'), 'pod_triples', ['pod_id', 'o', 's', 'p'], unique=False)
+    op.create_index(op.f('ix_pod_triples_pod_id_p_o_s'), 'pod_triples', ['pod_id', 'p', 'o', 's'], unique=False)
     op.create_table('resources',
     sa.Column('id', sa.BigInteger(), nullable=False),
     sa.Column('pod_id', sa.BigInteger(), nullable=False),
@@ -177,8 +177,8 @@ def downgrade() -> None:
     op.drop_table('change_triples')
     op.drop_index(op.f('ix_resources_pod_id_path'), table_name='resources')
     op.drop_table('resources')
-    op.drop_index(op.f('ix_pod_triples_pod_id_p_o'), table_name='pod_triples')
-    op.drop_index(op.f('ix_pod_triples_pod_id_o'), table_name='pod_triples')
+    op.drop_index(op.f('ix_pod_triples_pod_id_p_o_s'), table_name='pod_triples')
+    op.drop_index(op.f('ix_pod_triples_pod_id_o_s_p'), table_name='pod_triples')
     op.drop_table('pod_triples')
     op.drop_index(op.f('ix_jobs_status_run_after'), table_name='jobs')
     op.drop_table('jobs')

@@ -1,0 +1,149 @@
+"""``podviews bench``: measured side by side, printed as tables of ratios.
+
+Scenario ``pipeline-bsbm``: BSBM data in a pod, a BSBM explore query as a
+view, and the BSBM update stream applied one transaction at a time through
+the pipeline (Postgres state, one worker job each). For each dataset size:
+backfill time, median maintenance time per update, and the ratio between
+sizes — cost must follow the delta, not the data.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+from rdflib import Graph
+
+from server import pipeline
+from storage import pods, views_repo
+from storage.migrate import upgrade
+
+BSBM = "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/"
+PREFIXES = f"""PREFIX bsbm: <{BSBM}vocabulary/>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+"""
+
+
+@dataclass
+class Row:
+    data: str
+    triples: int
+    backfill_s: float
+    updates: int
+    median_update_ms: float
+    view_rows: int
+    aux_rows: int
+    equal: bool
+
+
+def q1_params(data: Path) -> dict[str, str]:
+    """Parameters of explore query 1 drawn from the data (as BSBM draws them
+    per dataset), so that the view is not empty."""
+    import pyoxigraph as ox
+
+    store = ox.Store()
+    store.bulk_load(gzip.open(data, "rb").read(), format=ox.RdfFormat.N_TRIPLES)
+    q = PREFIXES + """SELECT ?type ?f1 ?f2 (MIN(?v) AS ?low) WHERE {
+        ?p a ?type ; bsbm:productFeature ?f1, ?f2 ; bsbm:productPropertyNumeric1 ?v .
+        ?type rdfs:subClassOf ?super . FILTER(str(?f1) < str(?f2)) }
+        GROUP BY ?type ?f1 ?f2 ORDER BY DESC(COUNT(*)) ?type ?f1 ?f2 LIMIT 1"""
+    sol = next(iter(store.query(q)))
+    return {"type": str(sol["type"]), "f1": str(sol["f1"]), "f2": str(sol["f2"]),
+            "x": str(max(int(sol["low"].value) - 1, 0))}
+
+
+def q1(p: dict[str, str]) -> str:
+    return PREFIXES + f"""SELECT DISTINCT ?product ?label WHERE {{
+    ?product rdfs:label ?label . ?product a {p['type']} .
+    ?product bsbm:productFeature {p['f1']} . ?product bsbm:productFeature {p['f2']} .
+    ?product bsbm:productPropertyNumeric1 ?value1 . FILTER (?value1 > {p['x']}) }}"""
+
+
+def update_stream(path: Path, count: int) -> list[list[tuple]]:
+    text = gzip.open(path, "rt", encoding="utf-8").read()
+    out = []
+    for chunk in text.split("#__SEP__")[:count]:
+        g = Graph()
+        g.parse(data=chunk, format="nt")
+        out.append(list(g))
+    return out
+
+
+def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
+                      count: int) -> list[Row]:
+    from server.load import read_triples
+
+    stream = update_stream(updates, count)
+    rows = []
+    for data in datasets:
+        url = _fresh_database(server_url, data.name.split(".")[0].replace("-", "_"))
+        upgrade(url)
+        engine = sa.create_engine(url)
+        triples = read_triples(data)
+        with engine.begin() as c:
+            consumer = pods.create_agent(c, "urn:bench:consumer", "consumer", b"c")
+            owner = pods.create_agent(c, "urn:bench:owner", "owner", b"o")
+            pod = pods.create_pod(c, "bsbm", owner)
+            views_repo.grant(c, pod, consumer)
+            pods.put_resource(c, pod, "dataset", triples)
+            view = pipeline.register_view(c, consumer, "q", q1(q1_params(data)))
+        t = time.perf_counter()
+        pipeline.run_one(engine, "bench")
+        backfill = time.perf_counter() - t
+        times = []
+        equal = True
+        for i, tx in enumerate(stream):
+            with engine.begin() as c:
+                seq = pods.put_resource(c, pod, f"update-{i}", tx)
+                pipeline.changed(c, pod, seq)
+            t = time.perf_counter()
+            pipeline.run_one(engine, "bench")
+            times.append((time.perf_counter() - t) * 1000)
+            with engine.connect() as c:
+                equal = equal and pipeline.read_view(c, view) == pipeline.scratch(c, view)
+        with engine.connect() as c:
+            view_rows = len(pipeline.read_view(c, view))
+            aux = c.execute(sa.text("SELECT count(*) FROM krel_tables")).scalar_one()
+            aux_rows = sum(c.execute(sa.text(f'SELECT count(*) FROM "{t}"')).scalar_one()
+                           for (t,) in c.execute(sa.text("SELECT table_name FROM krel_tables")))
+        del aux
+        rows.append(Row(data.name, len(triples), round(backfill, 2), len(times),
+                        round(statistics.median(times), 1), view_rows, aux_rows, equal))
+        engine.dispose()
+    return rows
+
+
+def _fresh_database(server_url: str, name: str) -> str:
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    db = f"podviews_bench_{name}"
+    with admin.connect() as c:
+        c.execute(sa.text(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)'))
+        c.execute(sa.text(f'CREATE DATABASE "{db}"'))
+    admin.dispose()
+    return sa.make_url(server_url).set(database=db).render_as_string(hide_password=False)
+
+
+def print_table(rows: list[Row], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"rows": [asdict(r) for r in rows]}, indent=1))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="pipeline-bsbm: maintenance through the SQL-state pipeline")
+    for col in ("data", "triples", "backfill s", "updates", "median update ms", "view rows",
+                "aux rows", "equal"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.data, f"{r.triples:,}", str(r.backfill_s), str(r.updates),
+                      str(r.median_update_ms), str(r.view_rows), str(r.aux_rows), str(r.equal))
+    Console().print(table)
+    if len(rows) == 2:
+        ratio = rows[1].median_update_ms / rows[0].median_update_ms
+        print(f"per-update cost ratio {rows[1].data} / {rows[0].data}: {ratio:.2f}")
