@@ -20,6 +20,12 @@ def main(argv: list[str] | None = None) -> int:
     w3c.add_argument("--mode", choices=("scratch", "incremental"), default="incremental")
     w3c.add_argument("--seed", type=int, default=0, help="seed of the random batch streams")
     w3c.add_argument("--json", action="store_true", help="print one JSON document")
+    w3c.add_argument("--executor", choices=("memory", "sql"), default="memory",
+                     help="memory: the engine in process; sql: through the pipeline, with "
+                          "view state in Postgres")
+    w3c.add_argument("--database-url", default=None,
+                     help="database for --executor sql [PODVIEWS_DATABASE_URL]; "
+                          "default: embedded")
     serve = sub.add_parser("serve", help="run the HTTP API (env: PODVIEWS_HOST, PODVIEWS_PORT)")
     serve.add_argument("--host", default=None, help="interface to listen on [PODVIEWS_HOST]")
     serve.add_argument("--port", type=int, default=None, help="port [PODVIEWS_PORT]")
@@ -103,7 +109,20 @@ def _serve(args: argparse.Namespace) -> int:
 def _check_w3c(args: argparse.Namespace) -> int:
     from server import w3c
 
-    report = w3c.run(args.dir, mode=args.mode, seed=args.seed)
+    embedded = None
+    url = None
+    if args.executor == "sql":
+        from server.config import Settings
+        from storage.db import open_database
+
+        settings = Settings(**({"database_url": args.database_url} if args.database_url else {}))
+        url, embedded = open_database(settings.database_url, settings.data_dir)
+    try:
+        report = w3c.run(args.dir, mode=args.mode, seed=args.seed, executor=args.executor,
+                         database_url=url)
+    finally:
+        if embedded is not None:
+            embedded.stop()
     if args.json:
         print(json.dumps(report.as_json(), indent=1))
     else:

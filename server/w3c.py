@@ -97,26 +97,36 @@ def _path(iri: Identifier) -> Path:
     return Path(str(iri).removeprefix("file://"))
 
 
-def run(root: Path, mode: str = "incremental", seed: int = 0) -> Report:
+def run(root: Path, mode: str = "incremental", seed: int = 0, executor: str = "memory",
+        database_url: str | None = None) -> Report:
+    """Run every test under ``root``. ``executor`` "memory" maintains views in
+    process; "sql" runs each test's data through the pipeline: pod writes, the
+    change log, worker jobs and K-relations in the database at
+    ``database_url`` (migrated here)."""
     report = Report()
+    sql = _SqlHarness(database_url) if executor == "sql" else None
     for test in discover(root):
-        report.outcomes.append(run_test(test, mode, seed))
+        report.outcomes.append(run_test(test, mode, seed, sql))
     return report
 
 
-def run_test(test: W3CTest, mode: str, seed: int) -> Outcome:
+def run_test(test: W3CTest, mode: str, seed: int, sql: _SqlHarness | None = None) -> Outcome:
     if test.unsupported:
         return Outcome(test.id, "unsupported", test.unsupported)
     try:
-        q = compile_query(test.query.read_text(encoding="utf-8"), base=test.query.as_uri()).query
+        text = test.query.read_text(encoding="utf-8")
+        q = compile_query(text, base=test.query.as_uri()).query
         quads = _dataset_quads(test, q)
         expected = _expected(test)
+        rng = random.Random(f"{seed}:{test.id}")
         if mode == "scratch":
             ds = Dataset()
             ds.apply((qd, 1) for qd in quads)
             view = evaluate(q.pattern, ds)
+        elif sql is not None:
+            view = sql.incremental(test.id, text, test.query.as_uri(), quads, rng)
         else:
-            view = _incremental(q, quads, random.Random(f"{seed}:{test.id}"))
+            view = _incremental(q, quads, rng)
         problem = _compare(q, view, expected)
     except UnsupportedFeature as e:
         return Outcome(test.id, "unsupported", e.feature)
@@ -149,13 +159,7 @@ def _load(path: Path) -> list[tuple]:
 def _incremental(q: A.Query, quads: list[tuple], rng: random.Random) -> dict:
     ds = Dataset()
     view = Maintainer(q.pattern, ds)
-    order = quads[:]
-    rng.shuffle(order)
-    steps = [(b, 1) for b in _batches(order, rng)]
-    removed = rng.sample(quads, k=rng.randint(0, len(quads))) if quads else []
-    steps += [(b, -1) for b in _batches(removed, rng)]
-    steps += [(b, 1) for b in _batches(removed[::-1], rng)]
-    for batch, sign in steps:
+    for batch, sign in _steps(quads, rng):
         view.apply(ds.apply((qd, sign) for qd in batch))
         scratch = evaluate(q.pattern, ds)
         if view.result != scratch:
@@ -163,6 +167,88 @@ def _incremental(q: A.Query, quads: list[tuple], rng: random.Random) -> dict:
                 f"maintained view differs from scratch after a {'+' if sign > 0 else '-'}"
                 f"batch of {len(batch)}: {len(view.result)} vs {len(scratch)} mappings")
     return dict(view.result)
+
+
+def _steps(quads: list[tuple], rng: random.Random) -> list[tuple[list, int]]:
+    """Random insert batches, then a random subset deleted and re-inserted."""
+    order = quads[:]
+    rng.shuffle(order)
+    steps = [(b, 1) for b in _batches(order, rng)]
+    removed = rng.sample(quads, k=rng.randint(0, len(quads))) if quads else []
+    steps += [(b, -1) for b in _batches(removed, rng)]
+    steps += [(b, 1) for b in _batches(removed[::-1], rng)]
+    return steps
+
+
+class _SqlHarness:
+    """One database for the whole run; each test gets its own pod, consumer
+    and view (consent keeps them apart)."""
+
+    def __init__(self, url: str | None) -> None:
+        import sqlalchemy as sa
+
+        from storage.migrate import upgrade
+
+        if url is None:
+            raise ValueError("the sql executor needs a database URL")
+        upgrade(url)
+        self.engine = sa.create_engine(url)
+        self.n = 0
+
+    def incremental(self, test_id: str, text: str, base: str, quads: list[tuple],
+                    rng: random.Random) -> dict:
+        from server import pipeline
+        from storage import pods, views_repo
+
+        if any(qd[0] is not None for qd in quads):
+            raise UnsupportedFeature("named graphs in the pipeline")
+        self.n += 1
+        with self.engine.begin() as c:
+            owner = pods.create_agent(c, f"urn:w3c:owner:{self.n}", "owner", b"o%d" % self.n)
+            consumer = pods.create_agent(c, f"urn:w3c:consumer:{self.n}", "consumer",
+                                         b"c%d" % self.n)
+            pod = pods.create_pod(c, f"w3c-{self.n}", owner)
+            views_repo.grant(c, pod, consumer)
+            view = pipeline.register_view(c, consumer, test_id, _absolute(text, base))
+        self._drain()
+        with self.engine.connect() as c:
+            got = pipeline.read_view(c, view)  # the backfill over no data
+        current: set[tuple] = set()
+        ds = Dataset()
+        compiled = compile_query(text, base=base)
+        for batch, sign in _steps(quads, rng):
+            change = [(qd, sign) for qd in batch]
+            ds.apply(change)
+            current = current | {qd[1:] for qd in batch} if sign > 0 else \
+                current - {qd[1:] for qd in batch}
+            with self.engine.begin() as c:
+                seq = pods.put_resource(c, pod, "data", current)
+                pipeline.changed(c, pod, seq)
+            self._drain()
+            with self.engine.connect() as c:
+                got = pipeline.read_view(c, view)
+            scratch = evaluate(compiled.query.pattern, ds)
+            if got != scratch:
+                raise AssertionError(f"pipeline view differs from scratch after a batch of "
+                                     f"{len(batch)}: {len(got)} vs {len(scratch)} mappings")
+        return got
+
+    def _drain(self) -> None:
+        from server import pipeline
+
+        while pipeline.run_one(self.engine, "w3c"):
+            pass
+        with self.engine.connect() as c:
+            import sqlalchemy as sa
+
+            dead = c.execute(sa.text("SELECT last_error FROM jobs WHERE status <> 'done'")).all()
+        if dead:
+            raise AssertionError(f"a job failed: {dead[0][0]}")
+
+
+def _absolute(text: str, base: str) -> str:
+    """The query with its base made explicit (views are stored as text)."""
+    return f"BASE <{base}>\n{text}" if "BASE" not in text.upper().split("SELECT")[0] else text
 
 
 def _batches(items: list, rng: random.Random) -> Iterator[list]:

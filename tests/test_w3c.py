@@ -57,3 +57,14 @@ def test_other_seeds_also_pass() -> None:
         report.outcomes += w3c.run(SUITE / "exists", mode="incremental", seed=seed).outcomes
         report.outcomes += w3c.run(SUITE / "aggregates", mode="incremental", seed=seed).outcomes
         assert report.count("failed") == 0, [o for o in report.outcomes if o.status == "failed"]
+
+
+def test_through_the_pipeline_with_state_in_postgres(database: str) -> None:
+    """Every test's data through pod writes, the change log, worker jobs and
+    K-relation tables; the view equals scratch after every batch."""
+    report = w3c.run(SUITE, mode="incremental", seed=3, executor="sql", database_url=database)
+    failed = [(o.id, o.reason) for o in report.outcomes if o.status == "failed"]
+    assert failed == []
+    passed = [o for o in report.outcomes
+              if o.status == "passed" and _category(o.id) in CATEGORIES]
+    assert len(passed) >= 160
