@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from rdflib import Graph
 
 from server import pipeline
-from storage import pods, views_repo
+from storage import pods
 from storage.migrate import upgrade
 
 BSBM = "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/"
@@ -90,7 +90,7 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
             consumer = pods.create_agent(c, "urn:bench:consumer", "consumer", b"c")
             owner = pods.create_agent(c, "urn:bench:owner", "owner", b"o")
             pod = pods.create_pod(c, "bsbm", owner)
-            views_repo.grant(c, pod, consumer)
+            pipeline.grant(c, pod, consumer)
             pods.put_resource(c, pod, "dataset", triples)
             view = pipeline.register_view(c, consumer, "q", q1(q1_params(data)))
         t = time.perf_counter()

@@ -51,9 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--json", action="store_true")
     worker = sub.add_parser("worker", help="run maintenance jobs until SIGTERM")
     worker.add_argument("--database-url", default=None, help=db_help)
+    consistency = check_sub.add_parser(
+        "consistency", help="recompute every view from scratch and report any drift")
+    consistency.add_argument("--database-url", default=None, help=db_help)
     args = parser.parse_args(argv)
     if args.command == "check" and args.check == "w3c":
         return _check_w3c(args)
+    if args.command == "check" and args.check == "consistency":
+        return _with_database(args)
     if args.command == "serve":
         return _serve(args)
     if args.command == "bench":
@@ -76,6 +81,8 @@ def _with_database(args: argparse.Namespace) -> int:
     url, embedded = open_database(settings.database_url, settings.data_dir)
     try:
         upgrade(url)
+        if args.command == "check":
+            return _consistency(url)
         if args.command == "worker":
             from server.worker import run_until_signalled
 
@@ -104,6 +111,21 @@ def _serve(args: argparse.Namespace) -> int:
     settings = Settings(**overrides)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port)
     return 0
+
+
+def _consistency(url: str) -> int:
+    import sqlalchemy as sa
+
+    from server.pipeline import consistency
+
+    with sa.create_engine(url).connect().execution_options(
+            isolation_level="REPEATABLE READ") as conn:
+        report = consistency(conn)
+    for view, name, differ in report:
+        print(f"view {view} ({name}): {'ok' if not differ else f'{differ} mappings drifted'}")
+    drifted = sum(1 for *_, d in report if d)
+    print(f"{len(report) - drifted} consistent, {drifted} drifted")
+    return 1 if drifted else 0
 
 
 def _check_w3c(args: argparse.Namespace) -> int:

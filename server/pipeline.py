@@ -54,6 +54,21 @@ def _uses_named_graphs(pattern: object) -> bool:
     return walk(pattern)  # type: ignore[arg-type]
 
 
+def grant(conn: Connection, pod: int, consumer: int, view: int | None = None) -> int:
+    """Consent of ``pod`` for a consumer's views (or one): recorded now, applied
+    to each view by a grant job."""
+    cid, views = views_repo.grant(conn, pod, consumer, view)
+    for v in views:
+        queue.enqueue(conn, "grant", v, {"consent": cid})
+    return cid
+
+
+def revoke(conn: Connection, consent: int) -> None:
+    """Revocation: each view the consent reached loses the pod in a revoke job."""
+    for v in views_repo.revoke(conn, consent):
+        queue.enqueue(conn, "revoke", v, {"consent": consent})
+
+
 def changed(conn: Connection, pod: int, seq: int) -> None:
     """After a write to ``pod`` (same transaction): wake every view reading it."""
     for view in views_repo.views_reading(conn, pod):
@@ -113,6 +128,10 @@ def run_one(engine: sa.Engine, worker: str) -> bool:
             return True
 
 
+class Drift(Exception):
+    """A view differs from its from-scratch evaluation."""
+
+
 def _run(conn: Connection, job: queue.Job) -> None:
     assert job.view_id is not None
     row = views_repo.lock_view(conn, job.view_id)
@@ -120,17 +139,57 @@ def _run(conn: Connection, job: queue.Job) -> None:
         raise Busy()
     upto = views_repo.last_seq(conn)
     if job.kind == "backfill":
+        views_repo.adopt_consents(conn, row.id, upto)
         _maintainer(conn, row, backfill=True)
         views_repo.set_state(conn, row.id, "ready", upto)
-    elif job.kind == "apply_changes":
-        if row.status == "backfilling" or upto <= row.watermark:
-            return  # the backfill (or an earlier run) already covers these changes
-        m, graph = _maintainer(conn, row, backfill=False)
+        return
+    if row.status == "backfilling":
+        return  # the backfill will see the data and consents as they are then
+    m, graph = _catch_up(conn, row, upto)
+    if job.kind in ("grant", "revoke"):
+        _consent(conn, m, graph, row.id, int(job.payload["consent"]), job.kind, upto)
+    elif job.kind == "verify":
+        got, want = dict(m.root.out.rows), scratch(conn, row.id)
+        if got != want:
+            raise Drift(f"view {row.id}: {len(set(got.items()) ^ set(want.items()))} "
+                        "annotated mappings differ from scratch")
+    elif job.kind != "apply_changes":
+        raise ValueError(f"unknown job kind {job.kind}")
+
+
+def _catch_up(conn: Connection, row, upto: int) -> tuple[Maintainer, PodsGraph]:  # type: ignore[no-untyped-def]
+    """Apply the changes after the view's watermark, up to ``upto``."""
+    m, graph = _maintainer(conn, row, backfill=False)
+    if upto > row.watermark:
         m.apply(view_delta(conn, graph, row.watermark, upto))
         views_repo.set_state(conn, row.id, row.status, upto)
         _coalesce(conn, row.id, upto)
-    else:
-        raise ValueError(f"job kind {job.kind} is not run by this worker yet")
+    return m, graph
+
+
+def _consent(conn: Connection, m: Maintainer, graph: PodsGraph, view: int, consent: int,
+             kind: str, upto: int) -> None:
+    """A pod enters (grant) or leaves (revoke) the view: ±ΔG of the triples
+    no other readable pod holds (decision 6: consent is data)."""
+    state = views_repo.consent_view(conn, consent, view)
+    if state is None:
+        return
+    entering = kind == "grant"
+    if entering and (state.granted_seq is not None or state.revoked_at is not None):
+        return  # already applied (e.g. by the backfill), or revoked meanwhile
+    if not entering and (state.granted_seq is None or state.revoked_seq is not None):
+        views_repo.mark_consent(conn, consent, view, "revoked_seq", upto)
+        return  # never applied, or already removed: nothing to take out
+    pod = int(state.pod_id)
+    others = [p for p in graph.pods if p != pod]
+    rows = views_repo.pod_entry(conn, pod, others)
+    names = graph.codec.decode(x for r in rows for x in (r.s, r.p, r.o))
+    sign = 1 if entering else -1
+    delta: Delta = {(None, names[r.s], names[r.p], names[r.o]): sign for r in rows}
+    after = PodsGraph(conn, graph.codec, sorted(set(others) | ({pod} if entering else set())))
+    m.apply(delta, after)
+    views_repo.mark_consent(conn, consent, view, "granted_seq" if entering else "revoked_seq",
+                            upto)
 
 
 def _coalesce(conn: Connection, view: int, upto: int) -> None:
@@ -150,7 +209,17 @@ def read_view(conn: Connection, view: int) -> KSet:
 
 
 def scratch(conn: Connection, view: int) -> KSet:
-    """The view evaluated from scratch on the pods' current data."""
+    """The view evaluated from scratch on the current data of the pods it reads."""
     row = conn.execute(sa.text("SELECT id, query FROM views WHERE id = :v"), {"v": view}).one()
     graph = PodsGraph(conn, Codec(conn), views_repo.readable_pods(conn, view))
     return evaluate(_compiled(row.query).query.pattern, graph)
+
+
+def consistency(conn: Connection) -> list[tuple[int, str, int]]:
+    """Every view recomputed from scratch: (view, name, annotated mappings that
+    differ); 0 everywhere means no drift."""
+    out = []
+    for v in conn.execute(sa.text("SELECT id, name FROM views WHERE status = 'ready' ORDER BY id")):
+        got, want = read_view(conn, v.id), scratch(conn, v.id)
+        out.append((v.id, v.name, len(set(got.items()) ^ set(want.items()))))
+    return out

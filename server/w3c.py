@@ -198,7 +198,7 @@ class _SqlHarness:
     def incremental(self, test_id: str, text: str, base: str, quads: list[tuple],
                     rng: random.Random) -> dict:
         from server import pipeline
-        from storage import pods, views_repo
+        from storage import pods
 
         if any(qd[0] is not None for qd in quads):
             raise UnsupportedFeature("named graphs in the pipeline")
@@ -208,7 +208,7 @@ class _SqlHarness:
             consumer = pods.create_agent(c, f"urn:w3c:consumer:{self.n}", "consumer",
                                          b"c%d" % self.n)
             pod = pods.create_pod(c, f"w3c-{self.n}", owner)
-            views_repo.grant(c, pod, consumer)
+            pipeline.grant(c, pod, consumer)
             view = pipeline.register_view(c, consumer, test_id, _absolute(text, base))
         self._drain()
         with self.engine.connect() as c:

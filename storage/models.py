@@ -216,3 +216,17 @@ class KRelTable(Base):
     node: Mapped[int] = mapped_column(Integer, primary_key=True)
     table_name: Mapped[str] = mapped_column(String(63), primary_key=True)
     variables: Mapped[list[str]] = mapped_column(JSONB)
+
+
+class ConsentView(Base):
+    """Where a consent stands for one view: a pod feeds the view only once its
+    grant job has applied (``granted_seq``), until its revoke job has
+    (``revoked_seq``); the view's state changes at exactly those points."""
+
+    __tablename__ = "consent_views"
+    consent_id: Mapped[int] = mapped_column(ForeignKey("consents.id", ondelete="CASCADE"),
+                                            primary_key=True)
+    view_id: Mapped[int] = mapped_column(ForeignKey("views.id", ondelete="CASCADE"),
+                                         primary_key=True)
+    granted_seq: Mapped[int | None] = mapped_column(BigInteger)
+    revoked_seq: Mapped[int | None] = mapped_column(BigInteger)

@@ -23,28 +23,76 @@ def set_state(conn: Connection, view: int, status: str, watermark: int) -> None:
                  {"s": status, "w": watermark, "v": view})
 
 
-def grant(conn: Connection, pod: int, consumer: int, view: int | None = None) -> int:
+def grant(conn: Connection, pod: int, consumer: int, view: int | None = None,
+          actor: str = "admin") -> tuple[int, list[int]]:
+    """Record a consent; the views it reaches (each gets a grant job)."""
     cid = int(conn.execute(text(
         "INSERT INTO consents (pod_id, consumer_id, view_id) VALUES (:p, :c, :v) RETURNING id"),
         {"p": pod, "c": consumer, "v": view}).scalar_one())
     conn.execute(text("INSERT INTO consent_events (consent_id, action, actor) "
-                      "VALUES (:i, 'grant', 'admin')"), {"i": cid})
-    return cid
+                      "VALUES (:i, 'grant', :a)"), {"i": cid, "a": actor})
+    views = [int(r[0]) for r in conn.execute(text(
+        "INSERT INTO consent_views (consent_id, view_id) SELECT :i, id FROM views "
+        "WHERE consumer_id = :c AND (CAST(:v AS bigint) IS NULL OR id = :v) RETURNING view_id"),
+        {"i": cid, "c": consumer, "v": view})]
+    return cid, views
+
+
+def revoke(conn: Connection, consent: int, actor: str = "admin") -> list[int]:
+    """Mark a consent revoked; the views it reached (each gets a revoke job)."""
+    conn.execute(text("UPDATE consents SET revoked_at = now() WHERE id = :i"), {"i": consent})
+    conn.execute(text("INSERT INTO consent_events (consent_id, action, actor) "
+                      "VALUES (:i, 'revoke', :a)"), {"i": consent, "a": actor})
+    return [int(r[0]) for r in conn.execute(text(
+        "SELECT view_id FROM consent_views WHERE consent_id = :i"), {"i": consent})]
+
+
+def consent_view(conn: Connection, consent: int, view: int):  # type: ignore[no-untyped-def]
+    return conn.execute(text(
+        "SELECT cv.granted_seq, cv.revoked_seq, c.pod_id, c.revoked_at FROM consent_views cv "
+        "JOIN consents c ON c.id = cv.consent_id WHERE cv.consent_id = :i AND cv.view_id = :v"),
+        {"i": consent, "v": view}).one_or_none()
+
+
+def mark_consent(conn: Connection, consent: int, view: int, column: str, seq: int) -> None:
+    assert column in ("granted_seq", "revoked_seq")
+    conn.execute(text(f"UPDATE consent_views SET {column} = :s "
+                      "WHERE consent_id = :i AND view_id = :v"),
+                 {"s": seq, "i": consent, "v": view})
+
+
+def adopt_consents(conn: Connection, view: int, seq: int) -> None:
+    """At backfill: every active consent covering the view applies from ``seq``."""
+    conn.execute(text(
+        "INSERT INTO consent_views (consent_id, view_id, granted_seq) "
+        "SELECT c.id, v.id, :s FROM consents c JOIN views v ON v.consumer_id = c.consumer_id "
+        "WHERE v.id = :v AND c.revoked_at IS NULL AND (c.view_id IS NULL OR c.view_id = v.id) "
+        "ON CONFLICT (consent_id, view_id) DO UPDATE SET granted_seq = :s"),
+        {"v": view, "s": seq})
 
 
 def readable_pods(conn: Connection, view: int) -> list[int]:
-    """Pods whose owners consent to the view (or to all its consumer's views)."""
+    """Pods the view reads: consents whose grant has applied to it and whose
+    revocation has not."""
     return [int(r[0]) for r in conn.execute(text(
-        "SELECT DISTINCT c.pod_id FROM consents c JOIN views v ON v.consumer_id = c.consumer_id "
-        "WHERE v.id = :v AND c.revoked_at IS NULL AND (c.view_id IS NULL OR c.view_id = :v) "
+        "SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
+        "WHERE cv.view_id = :v AND cv.granted_seq IS NOT NULL AND cv.revoked_seq IS NULL "
         "ORDER BY 1"), {"v": view})]
+
+
+def pod_entry(conn: Connection, pod: int, others: list[int]) -> list:  # type: ignore[type-arg]
+    """The triples of ``pod`` that none of ``others`` holds: what the pod adds
+    to (or takes from) a view's input when it enters (or leaves)."""
+    return conn.execute(text(
+        "SELECT s, p, o FROM pod_triples t WHERE t.pod_id = :p AND NOT EXISTS ("
+        " SELECT 1 FROM pod_triples u WHERE u.pod_id = ANY(:others) AND u.s = t.s "
+        " AND u.p = t.p AND u.o = t.o)"), {"p": pod, "others": others}).all()
 
 
 def views_reading(conn: Connection, pod: int) -> list[int]:
     return [int(r[0]) for r in conn.execute(text(
-        "SELECT DISTINCT v.id FROM views v JOIN consents c ON c.consumer_id = v.consumer_id "
-        "WHERE c.pod_id = :p AND c.revoked_at IS NULL AND (c.view_id IS NULL OR c.view_id = v.id)"),
-        {"p": pod})]
+        "SELECT DISTINCT cv.view_id FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
+        "WHERE c.pod_id = :p AND c.revoked_at IS NULL"), {"p": pod})]
 
 
 def last_seq(conn: Connection) -> int:

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from rdflib import Literal, URIRef
 
 from server import pipeline
-from storage import pods, queue, views_repo
+from storage import pods, queue
 
 EX = "http://ex/"
 QUERIES = {
@@ -39,7 +39,7 @@ def setup(engine: sa.Engine) -> tuple[int, int]:
         consumer = pods.create_agent(c, "https://hospital.example/#it", "consumer", b"c")
         owner = pods.create_agent(c, "https://alice.example/#me", "owner", b"o")
         pod = pods.create_pod(c, "alice", owner)
-        views_repo.grant(c, pod, consumer)
+        pipeline.grant(c, pod, consumer)
     return pod, consumer
 
 
