@@ -73,31 +73,19 @@ def try_evaluate(e: A.Expr, mu: Mapping[str, Identifier],
         return None
 
 
-def _and(args, mu, exists):  # type: ignore[no-untyped-def]
-    # SPARQL 1.1 §17.2: false && error = false; true && error = error
+def _junction(args, mu, exists, decisive: bool):  # type: ignore[no-untyped-def]
+    """&& (decisive False) and || (decisive True), SPARQL 1.1 §17.2: one
+    decisive operand wins over errors; otherwise an error is an error."""
     errors = False
     for a in args:
         try:
-            if not ebv(evaluate(a, mu, exists)):
-                return boolean(False)
+            if ebv(evaluate(a, mu, exists)) == decisive:
+                return boolean(decisive)
         except ExprError:
             errors = True
     if errors:
-        raise ExprError("&& with an error")
-    return boolean(True)
-
-
-def _or(args, mu, exists):  # type: ignore[no-untyped-def]
-    errors = False
-    for a in args:
-        try:
-            if ebv(evaluate(a, mu, exists)):
-                return boolean(True)
-        except ExprError:
-            errors = True
-    if errors:
-        raise ExprError("|| with an error")
-    return boolean(False)
+        raise ExprError("logical connective over an error")
+    return boolean(not decisive)
 
 
 def _if(args, mu, exists):  # type: ignore[no-untyped-def]
@@ -136,6 +124,8 @@ def _in(args, mu, exists, negated: bool = False):  # type: ignore[no-untyped-def
 
 
 _SPECIAL = {
-    "&&": _and, "||": _or, "IF": _if, "COALESCE": _coalesce, "BOUND": _bound, "IN": _in,
+    "&&": lambda args, mu, exists: _junction(args, mu, exists, decisive=False),
+    "||": lambda args, mu, exists: _junction(args, mu, exists, decisive=True),
+    "IF": _if, "COALESCE": _coalesce, "BOUND": _bound, "IN": _in,
     "NOT IN": lambda args, mu, exists: _in(args, mu, exists, negated=True),
 }
