@@ -5,12 +5,14 @@ tests on machines with no server running.
 The server binaries come from the system (``initdb``/``pg_ctl`` on PATH or in
 ``/usr/lib/postgresql/*/bin``) or, failing that, from the ``pgserver`` wheel.
 ``initdb`` refuses to run as root, so as root the cluster is owned by the
-``postgres`` user (MEASURED.md: initdb ~1 s, start 0.13 s).
+``postgres`` user (MEASURED.md: initdb ~1 s, start 0.13 s) and, where that
+user cannot reach the data directory, lives under /var/lib/podviews.
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import shutil
 import socket
@@ -35,6 +37,14 @@ def _bindir() -> Path | None:
     return None
 
 
+def _reachable_by_others(path: Path) -> bool:
+    """Can another user traverse every existing parent of ``path``?"""
+    for parent in path.resolve().parents:
+        if parent.exists() and not os.stat(parent).st_mode & 0o001:
+            return False
+    return True
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -57,8 +67,14 @@ class Embedded:
         bindir = _bindir()
         if bindir is None:
             return self._start_pgserver()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
         self._owner = "postgres" if os.geteuid() == 0 else None
+        if self._owner and not _reachable_by_others(self.data_dir):
+            # the postgres user cannot reach a root-private path: keep the
+            # cluster in a durable place it can, one per data directory
+            key = hashlib.sha1(str(self.data_dir.resolve()).encode()).hexdigest()[:12]
+            self.data_dir = Path("/var/lib/podviews") / key
+            Path("/var/lib/podviews").mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
         if self._owner:
             shutil.chown(self.data_dir, self._owner)
         pgdata = self.data_dir / "pgdata"

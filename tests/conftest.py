@@ -1,13 +1,14 @@
 """Shared fixtures: a real Postgres for every test that needs one.
 
 PODVIEWS_TEST_DATABASE_URL names a server to use; otherwise the local server
-on 127.0.0.1:5432 is used when it answers, else an embedded cluster is started
-for the session. Each test gets a fresh database of its own.
+on 127.0.0.1:5432 is used when it answers (unless PODVIEWS_TEST_EMBEDDED is
+set), else an embedded cluster is started for the session. Each test gets a fresh database of its own.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +33,7 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if url:
         yield url
         return
-    if _answers(LOCAL):
+    if not os.environ.get("PODVIEWS_TEST_EMBEDDED") and _answers(LOCAL):
         yield LOCAL
         return
     from storage.embedded import Embedded
@@ -43,6 +44,7 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
     finally:
         pg.stop()
+        shutil.rmtree(pg.data_dir, ignore_errors=True)
 
 
 @pytest.fixture
