@@ -82,14 +82,27 @@ def _compiled(query: str) -> Compiled:
     return compile_query(query)
 
 
-def _maintainer(conn: Connection, view_row, backfill: bool) -> tuple[Maintainer, PodsGraph]:  # type: ignore[no-untyped-def]
+def _maintainer(conn: Connection, view_row, backfill: bool,  # type: ignore[no-untyped-def]
+                progress=None) -> tuple[Maintainer, PodsGraph]:
     codec = Codec(conn)
     graph = PodsGraph(conn, codec, views_repo.readable_pods(conn, view_row.id))
     compiled = _compiled(view_row.query)
     m = Maintainer(compiled.query.pattern, graph,
                    relations=lambda i: PgRel(conn, codec, view_row.id, i),  # type: ignore[arg-type,return-value]
-                   backfill=backfill)
+                   backfill=backfill, progress=progress)
     return m, graph
+
+
+def _progress_reporter(conn: Connection, job_id: int):  # type: ignore[no-untyped-def]
+    """Progress written on a connection of its own, visible while the job's
+    transaction is still open."""
+    engine = conn.engine
+
+    def report(done: int, total: int) -> None:
+        with engine.begin() as side:
+            queue.report_progress(side, job_id, done, total, "view nodes backfilled")
+
+    return report
 
 
 def view_delta(conn: Connection, graph: PodsGraph, after: int, upto: int) -> Delta:
@@ -140,7 +153,7 @@ def _run(conn: Connection, job: queue.Job) -> None:
     upto = views_repo.last_seq(conn)
     if job.kind == "backfill":
         views_repo.adopt_consents(conn, row.id, upto)
-        _maintainer(conn, row, backfill=True)
+        _maintainer(conn, row, backfill=True, progress=_progress_reporter(conn, job.id))
         views_repo.set_state(conn, row.id, "ready", upto)
         return
     if row.status == "backfilling":

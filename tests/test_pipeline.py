@@ -100,3 +100,17 @@ def test_a_view_sees_only_consenting_pods(migrated: str) -> None:
     with engine.connect() as c:
         got = {dict(m)["s"] for m in pipeline.read_view(c, view)}
     assert got == {URIRef(EX + "a")}
+
+
+def test_backfill_records_its_progress(migrated: str) -> None:
+    engine = sa.create_engine(migrated)
+    pod, consumer = setup(engine)
+    random_write(engine, pod, random.Random(3))
+    with engine.begin() as c:
+        pipeline.register_view(c, consumer, "q", QUERIES["optional-filter"])
+    drain(engine)
+    with engine.connect() as c:
+        done, total = c.execute(sa.text(
+            "SELECT p.done, p.total FROM job_progress p JOIN jobs j ON j.id = p.job_id "
+            "WHERE j.kind = 'backfill'")).one()
+    assert done == total and total >= 3

@@ -503,11 +503,13 @@ class Maintainer:
     """
 
     def __init__(self, pattern: A.Pattern, ds: QuadStore,
-                 relations: Callable[[int], KRel] | None = None, backfill: bool = True) -> None:
+                 relations: Callable[[int], KRel] | None = None, backfill: bool = True,
+                 progress: Callable[[int, int], None] | None = None) -> None:
         """``relations(i)`` gives node i's output relation (in memory by
         default; the pipeline passes Postgres-backed ones). ``backfill``
         computes every node from scratch; without it the relations already
-        hold the state at the dataset's previous version."""
+        hold the state at the dataset's previous version. ``progress(done,
+        total)`` is called as backfilled nodes complete."""
         self.pattern = normalize(pattern)
         self.ds = ds
         self.root = build(self.pattern)
@@ -516,8 +518,10 @@ class Maintainer:
             n.out = relations(i) if relations is not None else KRel()
         if backfill:
             ctx = Ctx(ds, {})
-            for n in self.nodes:
+            for done, n in enumerate(self.nodes, 1):
                 n.out.apply(n.scratch(ctx))
+                if progress is not None:
+                    progress(done, len(self.nodes))
 
     @property
     def result(self) -> KSet:
