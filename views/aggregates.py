@@ -8,14 +8,13 @@ ORDER BY term order), so incremental and from-scratch agree exactly.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from decimal import Decimal
 
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal
 
 from views import algebra as A
 from views.expr import ExistsFn, _no_exists, evaluate
-from views.functions import arithmetic, compare
+from views.functions import arithmetic
 from views.terms import ExprError, order_key
 
 Rows = Iterable[tuple[dict, int]]
@@ -99,4 +98,3 @@ def _group_concat(values: list, agg: A.Aggregate) -> Identifier:
 _FUNCS = {"COUNT": _count, "SUM": _sum, "AVG": _avg, "MIN": _extreme, "MAX": _extreme,
           "SAMPLE": _sample, "GROUP_CONCAT": _group_concat}
 
-__all__ = ["Decimal", "compare", "compute"]

@@ -15,8 +15,6 @@ from rdflib.term import Identifier
 Mu = frozenset  # frozenset[tuple[str, Identifier]]
 KSet = dict  # dict[Mu, int]
 
-EMPTY_MU: Mu = frozenset()
-
 
 def mu(d: Mapping[str, Identifier]) -> Mu:
     """The mapping of a dict.
@@ -43,13 +41,6 @@ def add_into(target: KSet, source: Iterable[tuple[Mu, int]], sign: int = 1) -> K
         else:
             target.pop(m, None)
     return target
-
-
-def ksum(*parts: KSet) -> KSet:
-    out: KSet = {}
-    for p in parts:
-        add_into(out, p.items())
-    return out
 
 
 class KRel:

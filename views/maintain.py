@@ -27,7 +27,7 @@ from rdflib.term import Identifier
 
 from views import algebra as A
 from views.bgp import dataset_source, join_patterns, match_quad
-from views.dataset import Before, Dataset, Delta, QuadStore
+from views.dataset import Before, Delta, QuadStore
 from views.errors import UnsupportedFeature
 from views.expr import truth, try_evaluate
 from views.kset import KRel, KSet, Mu, add_into, mu
@@ -493,6 +493,7 @@ class Maintainer:
 
     >>> from rdflib import URIRef, Literal
     >>> from views.parse import parse
+    >>> from views.dataset import Dataset
     >>> ds = Dataset()
     >>> q = parse("SELECT (COUNT(*) AS ?n) { ?s <http://e/p> ?o }")
     >>> v = Maintainer(q.pattern, ds)
@@ -557,4 +558,3 @@ class Maintainer:
         return sum(len(n.out) for n in self.nodes)
 
 
-__all__ = ["Identifier", "Maintainer"]

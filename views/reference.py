@@ -16,7 +16,7 @@ from views.aggregates import compute
 from views.bgp import dataset_source, join_patterns
 from views.dataset import QuadStore
 from views.expr import truth, try_evaluate
-from views.kset import KSet, Mu, add_into, compatible, mu
+from views.kset import KSet, add_into, compatible, mu
 
 
 def evaluate(p: A.Pattern, ds: QuadStore, bind: Mapping[str, Identifier] | None = None) -> KSet:
@@ -206,4 +206,3 @@ def group_row(p: A.Group, key: tuple, rows: list[tuple[dict, int]], exists) -> d
     return row
 
 
-__all__ = ["Mu", "evaluate", "join", "project"]
