@@ -85,6 +85,11 @@ def _with_database(args: argparse.Namespace) -> int:
     from storage.db import open_database
     from storage.migrate import upgrade
 
+    stop = None
+    if args.command == "worker":
+        from server.worker import stop_on_signals
+
+        stop = stop_on_signals()
     settings = Settings(**({"database_url": args.database_url} if args.database_url else {}))
     url, embedded = open_database(settings.database_url, settings.data_dir)
     try:
@@ -92,10 +97,11 @@ def _with_database(args: argparse.Namespace) -> int:
         if args.command == "check":
             return _consistency(url)
         if args.command == "worker":
-            from server.worker import run_until_signalled
+            from server.worker import run
 
             logging.basicConfig(level=logging.INFO)
-            return run_until_signalled(url)
+            run(url, stop=stop)
+            return 0
         if args.command == "load":
             from server.load import load
 

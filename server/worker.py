@@ -35,9 +35,10 @@ def run(url: str, name: str | None = None, stop: threading.Event | None = None,
         log.info("worker %s stopped", name)
 
 
-def run_until_signalled(url: str) -> int:
+def stop_on_signals() -> threading.Event:
+    """An event SIGTERM/SIGINT set; install it first thing, so a signal during
+    start-up (migrations, connecting) also ends in a clean stop."""
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    run(url, stop=stop)
-    return 0
+    return stop

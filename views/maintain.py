@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from rdflib.term import Identifier
 
 from views import algebra as A
-from views.bgp import dataset_source, join_patterns, match_quad
+from views.bgp import Source, dataset_source, join_patterns, match_quad
 from views.dataset import Before, Delta, QuadStore
 from views.errors import UnsupportedFeature
 from views.expr import truth, try_evaluate
@@ -86,6 +86,41 @@ class BGPNode(Node):
             for start, sign in _delta_matches(ctx, tp):
                 add_into(out, ((mu(m), k) for m, k in join_patterns(rest, sources, start, sign)))
         return out
+
+
+class VirtualBGP:
+    """A BGP's output, never stored: every read evaluates the BGP through the
+    indexed dataset, as Theorem 4.3 already reads its inputs. While a batch
+    computes its deltas it reads G (G' − ΔG); otherwise G'. Same interface as
+    ``KRel``."""
+
+    def __init__(self, tps: list[A.TriplePattern], source: Source) -> None:
+        self.tps, self.source = tps, source
+        self.vars = {v for t in tps for v in (t.g, t.s, t.p, t.o) if v is not None and A.is_var(v)}
+
+    def _eval(self, start: dict) -> KSet:
+        sources = [self.source] * len(self.tps)
+        return add_into({}, ((mu(m), k) for m, k in join_patterns(self.tps, sources, start)))
+
+    def get(self, m: Mu) -> int:
+        d = dict(m)
+        return self._eval(d).get(m, 0) if set(d) == self.vars else 0
+
+    def compatible(self, probe: dict, require_shared: bool = False) -> Iterator[tuple[Mu, int]]:
+        start = {v: t for v, t in probe.items() if v in self.vars}
+        if require_shared and not start:
+            return
+        yield from self._eval(start).items()
+
+    @property
+    def rows(self) -> KSet:
+        return self._eval({})
+
+    def apply(self, delta: KSet) -> None:
+        """Nothing is stored: the dataset already holds G'."""
+
+    def __len__(self) -> int:
+        return 0
 
 
 def _delta_matches(ctx: Ctx, tp: A.TriplePattern) -> Iterator[tuple[dict, int]]:
@@ -515,12 +550,17 @@ class Maintainer:
         self.ds = ds
         self.root = build(self.pattern)
         self.nodes = postorder(self.root)
+        current = dataset_source(ds)
         for i, n in enumerate(self.nodes):
-            n.out = relations(i) if relations is not None else KRel()
+            if isinstance(n, BGPNode):
+                n.out = VirtualBGP(n.tps, current)  # type: ignore[assignment]
+            else:
+                n.out = relations(i) if relations is not None else KRel()
         if backfill:
             ctx = Ctx(ds, {})
             for done, n in enumerate(self.nodes, 1):
-                n.out.apply(n.scratch(ctx))
+                if not isinstance(n.out, VirtualBGP):
+                    n.out.apply(n.scratch(ctx))
                 if progress is not None:
                     progress(done, len(self.nodes))
 
@@ -534,12 +574,17 @@ class Maintainer:
         if not delta:
             return {}
         ctx = Ctx(ds or self.ds, delta)
+        virtual = [n.out for n in self.nodes if isinstance(n.out, VirtualBGP)]
+        for v in virtual:
+            v.source = ctx.old  # parents read their children as they were
         for n in self.nodes:
             n.d = n.compute(ctx)
         dv = self.root.d
         for n in self.nodes:
             n.out.apply(n.d)
             n.d = {}
+        for v in virtual:
+            v.source = ctx.new
         return dv
 
     def explain(self) -> str:
