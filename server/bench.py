@@ -109,10 +109,8 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
                 equal = equal and pipeline.read_view(c, view) == pipeline.scratch(c, view)
         with engine.connect() as c:
             view_rows = len(pipeline.read_view(c, view))
-            aux = c.execute(sa.text("SELECT count(*) FROM krel_tables")).scalar_one()
             aux_rows = sum(c.execute(sa.text(f'SELECT count(*) FROM "{t}"')).scalar_one()
                            for (t,) in c.execute(sa.text("SELECT table_name FROM krel_tables")))
-        del aux
         rows.append(Row(data.name, len(triples), round(backfill, 2), len(times),
                         round(statistics.median(times), 1), view_rows, aux_rows, equal))
         engine.dispose()

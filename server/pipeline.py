@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from storage import queue, views_repo
-from storage.state import Codec, PgRel, PodsGraph
+from storage.state import Codec, PgRel, PodsGraph, view_tables
 from views.compile import Compiled, compile_query
 from views.dataset import Delta
 from views.errors import UnsupportedFeature
@@ -87,8 +87,10 @@ def _maintainer(conn: Connection, view_row, backfill: bool,  # type: ignore[no-u
     codec = Codec(conn)
     graph = PodsGraph(conn, codec, views_repo.readable_pods(conn, view_row.id))
     compiled = _compiled(view_row.query)
+    tables = view_tables(conn, view_row.id)
     m = Maintainer(compiled.query.pattern, graph,
-                   relations=lambda i: PgRel(conn, codec, view_row.id, i),  # type: ignore[arg-type,return-value]
+                   relations=lambda i: PgRel(conn, codec, view_row.id, i,  # type: ignore[arg-type,return-value]
+                                             tables.get(i, {})),
                    backfill=backfill, progress=progress)
     return m, graph
 

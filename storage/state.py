@@ -54,6 +54,17 @@ class Codec:
         return self.terms
 
 
+def view_tables(conn: Connection, view: int) -> dict[int, dict[frozenset[str],
+                                                                tuple[str, list[str]]]]:
+    """The registered K-relation tables of a view, by node and schema: one
+    read per job, not one per node."""
+    out: dict[int, dict[frozenset[str], tuple[str, list[str]]]] = {}
+    for r in conn.execute(text("SELECT node, table_name, variables FROM krel_tables "
+                               "WHERE view_id = :v"), {"v": view}):
+        out.setdefault(r.node, {})[frozenset(r.variables)] = (r.table_name, list(r.variables))
+    return out
+
+
 def _table_name(view: int, node: int, schema: frozenset[str]) -> str:
     h = hashlib.sha1("\x00".join(sorted(schema)).encode()).hexdigest()[:10]
     return f"kr_{view}_{node}_{h}"
@@ -62,13 +73,13 @@ def _table_name(view: int, node: int, schema: frozenset[str]) -> str:
 class PgRel:
     """A node's K-set in Postgres, split by schema."""
 
-    def __init__(self, conn: Connection, codec: Codec, view: int, node: int) -> None:
+    def __init__(self, conn: Connection, codec: Codec, view: int, node: int,
+                 tables: dict[frozenset[str], tuple[str, list[str]]] | None = None) -> None:
+        """``tables``: the node's registered schema tables (``view_tables``);
+        read from the registry when not given."""
         self.conn, self.codec, self.view, self.node = conn, codec, view, node
-        self.tables: dict[frozenset[str], tuple[str, list[str]]] = {}
+        self.tables = tables if tables is not None else view_tables(conn, view).get(node, {})
         self._indexed: set[tuple[str, tuple[str, ...]]] = set()
-        for r in conn.execute(text("SELECT table_name, variables FROM krel_tables "
-                                   "WHERE view_id = :v AND node = :n"), {"v": view, "n": node}):
-            self.tables[frozenset(r.variables)] = (r.table_name, list(r.variables))
 
     # columns are c0, c1, … in the order of the sorted variable names
     @staticmethod

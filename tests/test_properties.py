@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from rdflib import Graph, URIRef
 from rdflib.term import Literal
+from rdflib.util import from_n3
 
 from tests.grammar import PREFIX, select_query, streams
 from views.compile import compile_query
@@ -30,20 +31,13 @@ FEW_CASES = settings(max_examples=max(EXAMPLES // 4, 1), deadline=None, derandom
                      suppress_health_check=_HEALTH)
 
 
-def _rdf(term: str) -> URIRef | Literal:
-    g = Graph()
-    g.parse(data=f"{PREFIX.replace('PREFIX', '@prefix')} . :s :p {term} .".replace(
-        "@prefix : <http://ex/>\n .", "@prefix : <http://ex/> ."), format="turtle")
-    return next(iter(g))[2]
-
-
-_TERMS: dict[str, URIRef | Literal] = {}
+_NAMES = Graph()
+_NAMES.bind("", "http://ex/")
 
 
 def term(t: str) -> URIRef | Literal:
-    if t not in _TERMS:
-        _TERMS[t] = _rdf(t)
-    return _TERMS[t]
+    """A term of the grammar's vocabulary (``:a``, ``1``, ``"x"``…)."""
+    return from_n3(t, nsm=_NAMES.namespace_manager)  # type: ignore[return-value]
 
 
 def to_quad(q: tuple) -> tuple:

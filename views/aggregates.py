@@ -72,11 +72,7 @@ def _extreme(values: list, agg: A.Aggregate) -> Identifier:
     if not present:
         raise ExprError("MIN/MAX of nothing")
     pick = min if agg.fn == "MIN" else max
-    return pick(present, key=_value_order)
-
-
-def _value_order(t: Identifier) -> tuple:  # type: ignore[type-arg]
-    return order_key(t)
+    return pick(present, key=order_key)
 
 
 def _sample(values: list, agg: A.Aggregate) -> Identifier:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from rdflib.term import Identifier, URIRef
 
 from views import algebra as A
-from views.dataset import ANY_NAMED, Delta, QuadStore, quad_matches
+from views.dataset import ANY_NAMED, QuadStore
 
 Source = Callable[[object, object, object, object], Iterable[tuple[tuple, int]]]
 
@@ -69,14 +69,6 @@ def dataset_source(ds: QuadStore) -> Source:
     def source(g: object, s: object, p: object, o: object) -> Iterator[tuple[tuple, int]]:
         for q in ds.match(g, s, p, o):  # type: ignore[arg-type]
             yield q, 1
-    return source
-
-
-def delta_source(delta: Delta) -> Source:
-    def source(g: object, s: object, p: object, o: object) -> Iterator[tuple[tuple, int]]:
-        for q, sign in delta.items():
-            if quad_matches(q, g, s, p, o):
-                yield q, sign
     return source
 
 

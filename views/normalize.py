@@ -160,8 +160,6 @@ def merge_bgps(p: A.Pattern) -> A.Pattern:
     return p
 
 
-def _contains(p: A.Pattern, kinds: tuple) -> bool:  # type: ignore[type-arg]
-    return isinstance(p, kinds) or any(_contains(c, kinds) for c in A.children(p))
 
 
 def _map_exists(e: A.Expr, f) -> A.Expr:  # type: ignore[no-untyped-def]
