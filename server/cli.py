@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
+import threading
 import sys
 from pathlib import Path
 
@@ -57,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         "consistency", help="recompute every view from scratch and report any drift")
     consistency.add_argument("--database-url", default=None, help=db_help)
     args = parser.parse_args(argv)
+    if args.command == "worker":
+        args.stop = _stop_on_signals()  # before the heavy imports: a SIGTERM then stops cleanly
     if args.command == "check" and args.check == "w3c":
         return _check_w3c(args)
     if args.command == "check" and args.check == "consistency":
@@ -80,16 +84,18 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    return stop
+
+
 def _with_database(args: argparse.Namespace) -> int:
     from server.config import Settings
     from storage.db import open_database
     from storage.migrate import upgrade
 
-    stop = None
-    if args.command == "worker":
-        from server.worker import stop_on_signals
-
-        stop = stop_on_signals()
     settings = Settings(**({"database_url": args.database_url} if args.database_url else {}))
     url, embedded = open_database(settings.database_url, settings.data_dir)
     try:
@@ -100,7 +106,7 @@ def _with_database(args: argparse.Namespace) -> int:
             from server.worker import run
 
             logging.basicConfig(level=logging.INFO)
-            run(url, stop=stop)
+            run(url, stop=args.stop)
             return 0
         if args.command == "load":
             from server.load import load

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import socket
 import threading
 
@@ -22,7 +21,7 @@ def run(url: str, name: str | None = None, stop: threading.Event | None = None,
         idle_wait: float = 1.0) -> None:
     stop = stop or threading.Event()
     name = name or f"{socket.gethostname()}:{os.getpid()}"
-    engine = sa.create_engine(url)
+    engine = sa.create_engine(url, connect_args={"application_name": f"podviews-worker:{os.getpid()}"})
     waker = Waker(url)
     log.info("worker %s started", name)
     try:
@@ -35,10 +34,4 @@ def run(url: str, name: str | None = None, stop: threading.Event | None = None,
         log.info("worker %s stopped", name)
 
 
-def stop_on_signals() -> threading.Event:
-    """An event SIGTERM/SIGINT set; install it first thing, so a signal during
-    start-up (migrations, connecting) also ends in a clean stop."""
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    return stop
+

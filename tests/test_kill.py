@@ -70,10 +70,22 @@ def test_workers_killed_at_random_points_lose_and_duplicate_nothing(migrated: st
             working_kills += _jobs_done_by(engine, worker.pid) > 0
             worker = _worker(migrated)
     _settle(engine)
+    _until_connected(engine, worker.pid)
     worker.terminate()
     assert worker.wait(timeout=30) == 0  # SIGTERM: a clean stop
     assert working_kills >= 10  # killed while in its loop, not only while starting
     _check(engine, views)
+
+
+def _until_connected(engine: sa.Engine, pid: int, timeout: float = 20) -> None:
+    """Until the worker's loop has its database connection."""
+    deadline = time.monotonic() + timeout
+    with engine.connect() as c:
+        while time.monotonic() < deadline and not c.execute(sa.text(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = :a"),
+                {"a": f"podviews-worker:{pid}"}).scalar_one():
+            c.rollback()
+            time.sleep(0.05)
 
 
 def _until_working(engine: sa.Engine, pid: int, timeout: float = 20) -> None:
