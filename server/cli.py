@@ -6,8 +6,8 @@ import argparse
 import json
 import logging
 import signal
-import threading
 import sys
+import threading
 from pathlib import Path
 
 
@@ -22,11 +22,11 @@ def main(argv: list[str] | None = None) -> int:
     w3c.add_argument("--mode", choices=("scratch", "incremental"), default="incremental")
     w3c.add_argument("--seed", type=int, default=0, help="seed of the random batch streams")
     w3c.add_argument("--json", action="store_true", help="print one JSON document")
-    w3c.add_argument("--executor", choices=("memory", "sql"), default="memory",
-                     help="memory: the engine in process; sql: through the pipeline, with "
-                          "view state in Postgres")
+    w3c.add_argument("--executor", choices=("memory", "sql", "spark"), default="memory",
+                     help="memory: the engine in process; sql, spark: through the pipeline, "
+                          "view state in Postgres, every job on that executor")
     w3c.add_argument("--database-url", default=None,
-                     help="database for --executor sql [PODVIEWS_DATABASE_URL]; "
+                     help="database for --executor sql|spark [PODVIEWS_DATABASE_URL]; "
                           "default: embedded")
     serve = sub.add_parser("serve", help="run the HTTP API (env: PODVIEWS_HOST, PODVIEWS_PORT)")
     serve.add_argument("--host", default=None, help="interface to listen on [PODVIEWS_HOST]")
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--owner", default="urn:podviews:loader", help="WebID owning a new pod")
     load.add_argument("--database-url", default=None, help=db_help)
     bench = sub.add_parser("bench", help="benchmarks, printed as tables of ratios")
-    bench.add_argument("scenario", choices=("pipeline-bsbm", "paper-synthetic"))
+    bench.add_argument("scenario", choices=("pipeline-bsbm", "backfill-bsbm", "paper-synthetic"))
     bench.add_argument("--n", type=int, default=200, help="paper-synthetic: nodes per blob")
     bench.add_argument("--p", type=float, default=0.05, help="paper-synthetic: edge fraction")
     bench.add_argument("--data", type=Path, nargs="+", default=[
@@ -52,9 +52,19 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--count", type=int, default=10, help="update transactions to apply")
     bench.add_argument("--server-url", default="postgresql+psycopg://postgres@127.0.0.1/postgres",
                        help="a Postgres server where scratch databases may be created")
+    bench.add_argument("--executor", nargs="+", default=["sql", "spark"],
+                       choices=("sql", "spark", "auto"), help="backfill-bsbm: executors to run")
     bench.add_argument("--json", action="store_true")
     worker = sub.add_parser("worker", help="run maintenance jobs until SIGTERM")
     worker.add_argument("--database-url", default=None, help=db_help)
+    worker.add_argument("--executor", choices=("sql", "spark", "auto"), default=None,
+                        help="executor of every job, or auto: Spark from --spark-threshold "
+                             "triples of work [PODVIEWS_EXECUTOR, default auto]")
+    worker.add_argument("--spark-master", default=None,
+                        help="Spark master URL [PODVIEWS_SPARK_MASTER, default local[*]]")
+    worker.add_argument("--spark-threshold", type=int, default=None,
+                        help="triples of work from which auto picks Spark "
+                             "[PODVIEWS_SPARK_THRESHOLD, default 100000]")
     consistency = check_sub.add_parser(
         "consistency", help="recompute every view from scratch and report any drift")
     consistency.add_argument("--database-url", default=None, help=db_help)
@@ -72,6 +82,12 @@ def main(argv: list[str] | None = None) -> int:
 
         rows = syn.run(args.n, args.p)
         _print_rows("paper-synthetic (§5.2.1), executor: memory", rows, args.json)
+        return 0 if all(r.equal for r in rows) else 1
+    if args.command == "bench" and args.scenario == "backfill-bsbm":
+        from server import bench as b
+
+        rows = b.run_backfill_bsbm(args.server_url, args.data[-1], args.executor)
+        _print_rows(f"backfill-bsbm: {args.data[-1].name}", rows, args.json)
         return 0 if all(r.equal for r in rows) else 1
     if args.command == "bench":
         from server import bench as b
@@ -96,7 +112,7 @@ def _with_database(args: argparse.Namespace) -> int:
     from storage.db import open_database
     from storage.migrate import upgrade
 
-    settings = Settings(**({"database_url": args.database_url} if args.database_url else {}))
+    settings = Settings(**_overrides(args))
     url, embedded = open_database(settings.database_url, settings.data_dir)
     try:
         upgrade(url)
@@ -106,7 +122,7 @@ def _with_database(args: argparse.Namespace) -> int:
             from server.worker import run
 
             logging.basicConfig(level=logging.INFO)
-            run(url, stop=args.stop)
+            run(url, stop=args.stop, router=settings.router())
             return 0
         if args.command == "load":
             from server.load import load
@@ -119,6 +135,12 @@ def _with_database(args: argparse.Namespace) -> int:
         if embedded is not None:
             embedded.stop()
     return 0
+
+
+def _overrides(args: argparse.Namespace) -> dict:  # type: ignore[type-arg]
+    """Settings given as options (the environment gives the rest)."""
+    names = ("database_url", "executor", "spark_master", "spark_threshold")
+    return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -171,11 +193,11 @@ def _check_w3c(args: argparse.Namespace) -> int:
 
     embedded = None
     url = None
-    if args.executor == "sql":
+    if args.executor != "memory":
         from server.config import Settings
         from storage.db import open_database
 
-        settings = Settings(**({"database_url": args.database_url} if args.database_url else {}))
+        settings = Settings(**_overrides(args))
         url, embedded = open_database(settings.database_url, settings.data_dir)
     try:
         report = w3c.run(args.dir, mode=args.mode, seed=args.seed, executor=args.executor,

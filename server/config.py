@@ -27,12 +27,23 @@ class Settings(BaseSettings):
     admin_token: str = DEV_ADMIN_TOKEN
     database_url: str | None = None  # None: an embedded Postgres under data_dir
     data_dir: Path = Path(user_data_dir())
+    executor: str = "auto"  # sql | spark | auto (the router picks by the size of the work)
+    spark_master: str = "local[*]"
+    spark_threshold: int = 100_000  # triples of work from which auto picks Spark
+    jdbc_jar: str = "/usr/share/java/postgresql.jar"  # Postgres JDBC driver for Spark
 
     @model_validator(mode="after")
     def _no_default_secret_outside_development(self) -> Settings:
         if self.env != "development" and self.admin_token == DEV_ADMIN_TOKEN:
             raise ValueError("PODVIEWS_ADMIN_TOKEN must be set outside development")
         return self
+
+    def router(self):  # type: ignore[no-untyped-def]
+        from server.pipeline import Router
+        from server.spark_exec import SparkConfig
+
+        return Router(self.executor, self.spark_threshold,
+                      SparkConfig(master=self.spark_master, jdbc_jar=self.jdbc_jar))
 
     @property
     def public_base(self) -> str:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import functools
 import logging
+from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
+from server import spark_exec
 from storage import queue, views_repo
 from storage.state import Codec, PgRel, PodsGraph, view_tables
 from views.compile import Compiled, compile_query
@@ -120,7 +122,27 @@ def view_delta(conn: Connection, graph: PodsGraph, after: int, upto: int) -> Del
     return delta
 
 
-def run_one(engine: sa.Engine, worker: str) -> bool:
+@dataclass(frozen=True)
+class Router:
+    """Picks a job's executor (decision 4): Spark when the work — triples in
+    the view's input, the pod entering or leaving, or the batch — reaches
+    ``threshold`` and Spark is installed, else SQL. ``mode`` "sql" or "spark"
+    forces one; forced Spark fails a job whose plan it cannot run, auto
+    falls back to SQL."""
+
+    mode: str = "auto"
+    threshold: int = 100_000
+    spark: spark_exec.SparkConfig = field(default_factory=spark_exec.SparkConfig)
+
+    def pick(self, work: int) -> str:
+        if self.mode in ("sql", "spark"):
+            return self.mode
+        if self.mode != "auto":
+            raise ValueError(f"unknown executor {self.mode!r} (sql, spark or auto)")
+        return "spark" if work >= self.threshold and spark_exec.available() else "sql"
+
+
+def run_one(engine: sa.Engine, worker: str, router: Router = Router()) -> bool:
     """Claim and run one due job; False when there was none."""
     with engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
         job = queue.claim(conn, worker)
@@ -128,7 +150,7 @@ def run_one(engine: sa.Engine, worker: str) -> bool:
             conn.rollback()
             return False
         try:
-            _run(conn, job)
+            _run(conn, job, router)
             queue.finish(conn, job)
             conn.commit()
             return True
@@ -147,7 +169,7 @@ class Drift(Exception):
     """A view differs from its from-scratch evaluation."""
 
 
-def _run(conn: Connection, job: queue.Job) -> None:
+def _run(conn: Connection, job: queue.Job, router: Router) -> None:
     assert job.view_id is not None
     row = views_repo.lock_view(conn, job.view_id)
     if row is None:
@@ -155,21 +177,68 @@ def _run(conn: Connection, job: queue.Job) -> None:
     upto = views_repo.last_seq(conn)
     if job.kind == "backfill":
         views_repo.adopt_consents(conn, row.id, upto)
-        _maintainer(conn, row, backfill=True, progress=_progress_reporter(conn, job.id))
+        pods = views_repo.readable_pods(conn, row.id)
+        progress = _progress_reporter(conn, job.id)
+        if not _on_spark(conn, router, row, pods, views_repo.triple_count(conn, pods),
+                         progress=progress):
+            _maintainer(conn, row, backfill=True, progress=progress)
         views_repo.set_state(conn, row.id, "ready", upto)
         return
     if row.status == "backfilling":
         return  # the backfill will see the data and consents as they are then
-    m, graph = _catch_up(conn, row, upto)
-    if job.kind in ("grant", "revoke"):
-        _consent(conn, m, graph, row.id, int(job.payload["consent"]), job.kind, upto)
+    if job.kind not in ("apply_changes", "grant", "revoke", "verify"):
+        raise ValueError(f"unknown job kind {job.kind}")
+    consent = int(job.payload["consent"]) if job.kind in ("grant", "revoke") else None
+    move = _consent_move(conn, consent, row.id, job.kind, upto) if consent is not None else None
+    pods = views_repo.readable_pods(conn, row.id)
+    work = views_repo.change_count(conn, pods, row.watermark, upto)
+    if move is not None:
+        pod, entering = move
+        work += views_repo.triple_count(conn, [pod])
+        pods = sorted(set(pods) - {pod} | ({pod} if entering else set()))
+    if job.kind == "verify":
+        work = views_repo.triple_count(conn, pods)
+    changed = _on_spark(conn, router, row, pods, work, dry_run=job.kind == "verify")
+    if changed is None:
+        _run_sql(conn, row, job.kind, move, upto)
     elif job.kind == "verify":
+        if changed:
+            raise Drift(f"view {row.id}: {changed} stored rows differ from scratch")
+        return
+    else:
+        views_repo.set_state(conn, row.id, row.status, upto)
+        _coalesce(conn, row.id, upto)
+    if move is not None:
+        views_repo.mark_consent(conn, int(consent),  # type: ignore[arg-type]
+                                row.id, "granted_seq" if move[1] else "revoked_seq", upto)
+
+
+def _on_spark(conn: Connection, router: Router, row, pods: list[int], work: int,  # type: ignore[no-untyped-def]
+              dry_run: bool = False, progress=None) -> int | None:
+    """Run the job on Spark when the router says so: the number of stored
+    rows that changed, or None when the SQL executor is to run it."""
+    if router.pick(work) != "spark":
+        return None
+    try:
+        return spark_exec.refresh(conn, row.id, _compiled(row.query).query.pattern, pods,
+                                  router.spark, dry_run=dry_run, progress=progress)
+    except spark_exec.NotOnSpark as e:
+        if router.mode == "spark":
+            raise
+        log.info("view %s stays on the SQL executor: %s", row.id, e.feature)
+        return None
+
+
+def _run_sql(conn: Connection, row, kind: str,  # type: ignore[no-untyped-def]
+             move: tuple[int, bool] | None, upto: int) -> None:
+    m, graph = _catch_up(conn, row, upto)
+    if move is not None:
+        _enter_or_leave(conn, m, graph, *move)
+    elif kind == "verify":
         got, want = dict(m.root.out.rows), scratch(conn, row.id)
         if got != want:
             raise Drift(f"view {row.id}: {len(set(got.items()) ^ set(want.items()))} "
                         "annotated mappings differ from scratch")
-    elif job.kind != "apply_changes":
-        raise ValueError(f"unknown job kind {job.kind}")
 
 
 def _catch_up(conn: Connection, row, upto: int) -> tuple[Maintainer, PodsGraph]:  # type: ignore[no-untyped-def]
@@ -182,20 +251,27 @@ def _catch_up(conn: Connection, row, upto: int) -> tuple[Maintainer, PodsGraph]:
     return m, graph
 
 
-def _consent(conn: Connection, m: Maintainer, graph: PodsGraph, view: int, consent: int,
-             kind: str, upto: int) -> None:
-    """A pod enters (grant) or leaves (revoke) the view: ±ΔG of the triples
-    no other readable pod holds (decision 6: consent is data)."""
+def _consent_move(conn: Connection, consent: int, view: int, kind: str,
+                  upto: int) -> tuple[int, bool] | None:
+    """(pod, entering) when the grant or revoke job has a pod to move into or
+    out of the view; None when it was applied already (e.g. by the
+    backfill), revoked meanwhile, or never applied."""
     state = views_repo.consent_view(conn, consent, view)
     if state is None:
-        return
+        return None
     entering = kind == "grant"
     if entering and (state.granted_seq is not None or state.revoked_at is not None):
-        return  # already applied (e.g. by the backfill), or revoked meanwhile
+        return None
     if not entering and (state.granted_seq is None or state.revoked_seq is not None):
         views_repo.mark_consent(conn, consent, view, "revoked_seq", upto)
-        return  # never applied, or already removed: nothing to take out
-    pod = int(state.pod_id)
+        return None
+    return int(state.pod_id), entering
+
+
+def _enter_or_leave(conn: Connection, m: Maintainer, graph: PodsGraph, pod: int,
+                    entering: bool) -> None:
+    """A pod enters (grant) or leaves (revoke) the view: ±ΔG of the triples
+    no other readable pod holds (decision 6: consent is data)."""
     others = [p for p in graph.pods if p != pod]
     rows = views_repo.pod_entry(conn, pod, others)
     names = graph.codec.decode(x for r in rows for x in (r.s, r.p, r.o))
@@ -203,8 +279,6 @@ def _consent(conn: Connection, m: Maintainer, graph: PodsGraph, view: int, conse
     delta: Delta = {(None, names[r.s], names[r.p], names[r.o]): sign for r in rows}
     after = PodsGraph(conn, graph.codec, sorted(set(others) | ({pod} if entering else set())))
     m.apply(delta, after)
-    views_repo.mark_consent(conn, consent, view, "granted_seq" if entering else "revoked_seq",
-                            upto)
 
 
 def _coalesce(conn: Connection, view: int, upto: int) -> None:

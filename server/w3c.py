@@ -100,11 +100,11 @@ def _path(iri: Identifier) -> Path:
 def run(root: Path, mode: str = "incremental", seed: int = 0, executor: str = "memory",
         database_url: str | None = None) -> Report:
     """Run every test under ``root``. ``executor`` "memory" maintains views in
-    process; "sql" runs each test's data through the pipeline: pod writes, the
+    process; "sql" or "spark" runs each test's data through the pipeline: pod writes, the
     change log, worker jobs and K-relations in the database at
     ``database_url`` (migrated here)."""
     report = Report()
-    sql = _SqlHarness(database_url) if executor == "sql" else None
+    sql = _SqlHarness(database_url, executor) if executor != "memory" else None
     for test in discover(root):
         report.outcomes.append(run_test(test, mode, seed, sql))
     return report
@@ -184,11 +184,13 @@ class _SqlHarness:
     """One database for the whole run; each test gets its own pod, consumer
     and view (consent keeps them apart)."""
 
-    def __init__(self, url: str | None) -> None:
+    def __init__(self, url: str | None, executor: str = "sql") -> None:
         import sqlalchemy as sa
 
+        from server.pipeline import Router
         from storage.migrate import upgrade
 
+        self.router = Router(mode=executor)
         if url is None:
             raise ValueError("the sql executor needs a database URL")
         upgrade(url)
@@ -210,7 +212,7 @@ class _SqlHarness:
             pod = pods.create_pod(c, f"w3c-{self.n}", owner)
             pipeline.grant(c, pod, consumer)
             view = pipeline.register_view(c, consumer, test_id, _absolute(text, base))
-        self._drain()
+        self._drain(view)
         with self.engine.connect() as c:
             got = pipeline.read_view(c, view)  # the backfill over no data
         current: set[tuple] = set()
@@ -223,7 +225,7 @@ class _SqlHarness:
             with self.engine.begin() as c:
                 seq = pods.put_resource(c, pod, "data", current)
                 pipeline.changed(c, pod, seq)
-            self._drain()
+            self._drain(view)
             with self.engine.connect() as c:
                 got = pipeline.read_view(c, view)
             scratch = evaluate(q.pattern, ds)
@@ -232,15 +234,16 @@ class _SqlHarness:
                                      f"{len(batch)}: {len(got)} vs {len(scratch)} mappings")
         return got
 
-    def _drain(self) -> None:
+    def _drain(self, view: int) -> None:
+        import sqlalchemy as sa
+
         from server import pipeline
 
-        while pipeline.run_one(self.engine, "w3c"):
+        while pipeline.run_one(self.engine, "w3c", self.router):
             pass
         with self.engine.connect() as c:
-            import sqlalchemy as sa
-
-            dead = c.execute(sa.text("SELECT last_error FROM jobs WHERE status <> 'done'")).all()
+            dead = c.execute(sa.text("SELECT last_error FROM jobs WHERE status <> 'done' "
+                                     "AND view_id = :v"), {"v": view}).all()
         if dead:
             raise AssertionError(f"a job failed: {dead[0][0]}")
 

@@ -18,7 +18,7 @@ log = logging.getLogger("podviews.worker")
 
 
 def run(url: str, name: str | None = None, stop: threading.Event | None = None,
-        idle_wait: float = 1.0) -> None:
+        idle_wait: float = 1.0, router: pipeline.Router | None = None) -> None:
     stop = stop or threading.Event()
     name = name or f"{socket.gethostname()}:{os.getpid()}"
     engine = sa.create_engine(url, connect_args={"application_name": f"podviews-worker:{os.getpid()}"})
@@ -26,7 +26,7 @@ def run(url: str, name: str | None = None, stop: threading.Event | None = None,
     log.info("worker %s started", name)
     try:
         while not stop.is_set():
-            if not pipeline.run_one(engine, name):
+            if not pipeline.run_one(engine, name, router or pipeline.Router()):
                 waker.wait(idle_wait)  # a NOTIFY, or a delayed retry coming due
     finally:
         waker.close()

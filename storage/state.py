@@ -86,7 +86,7 @@ class PgRel:
     def _cols(variables: list[str]) -> list[str]:
         return [f"c{i}" for i in range(len(variables))]
 
-    def _ensure(self, schema: frozenset[str]) -> tuple[str, list[str]]:
+    def table(self, schema: frozenset[str]) -> tuple[str, list[str]]:
         if schema in self.tables:
             return self.tables[schema]
         variables = sorted(schema)
@@ -168,7 +168,7 @@ class PgRel:
         for m, k in delta.items():
             by_schema.setdefault(frozenset(v for v, _ in m), []).append((m, k))
         for schema, rows in by_schema.items():
-            name, variables = self._ensure(schema)
+            name, variables = self.table(schema)
             cols = self._cols(variables) or ["unit"]
             params = []
             for m, k in rows:

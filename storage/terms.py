@@ -2,32 +2,23 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Iterable
 from datetime import datetime
 
 from rdflib import XSD
-from rdflib.term import BNode, Identifier, Literal, URIRef
+from rdflib.term import Identifier, Literal
 from sqlalchemy import Connection, text
 
 from views.functions import datetime_value
-from views.terms import ExprError, numeric_type, numeric_value
-
-KINDS = {URIRef: 0, BNode: 1, Literal: 2}
-
-
-def digest(t: Identifier) -> bytes:
-    return hashlib.sha1(t.n3().encode("utf-8")).digest()
+from views.terms import ExprError, digest, fields_of, numeric_type, numeric_value, term_of
 
 
 def _row(t: Identifier) -> dict[str, object]:
     num: float | None = None
     ts: datetime | None = None
-    datatype = lang = None
+    kind, lexical, datatype, lang = fields_of(t)
     if isinstance(t, Literal):
-        datatype = str(t.datatype) if t.datatype is not None else None
-        lang = t.language
         if numeric_type(t) is not None:
             try:
                 v = float(numeric_value(t))
@@ -40,7 +31,7 @@ def _row(t: Identifier) -> dict[str, object]:
                 ts = ts if ts.tzinfo is not None else None
             except ExprError:
                 ts = None
-    return {"digest": digest(t), "kind": KINDS[type(t)], "lexical": str(t), "datatype": datatype,
+    return {"digest": digest(t), "kind": kind, "lexical": lexical, "datatype": datatype,
             "lang": lang, "num": num, "ts": ts}
 
 
@@ -86,13 +77,4 @@ def decode(conn: Connection, ids: Iterable[int]) -> dict[int, Identifier]:
     wanted = list(set(ids))
     rows = conn.execute(text("SELECT id, kind, lexical, datatype, lang FROM terms "
                              "WHERE id = ANY(:ids)"), {"ids": wanted})
-    out: dict[int, Identifier] = {}
-    for r in rows:
-        if r.kind == 0:
-            out[r.id] = URIRef(r.lexical)
-        elif r.kind == 1:
-            out[r.id] = BNode(r.lexical)
-        else:
-            out[r.id] = Literal(r.lexical, lang=r.lang,
-                                datatype=URIRef(r.datatype) if r.datatype else None)
-    return out
+    return {r.id: term_of(r.kind, r.lexical, r.datatype, r.lang) for r in rows}

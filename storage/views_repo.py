@@ -109,3 +109,18 @@ def net_changes(conn: Connection, pods: list[int], after: int, upto: int) -> lis
         "SELECT d.s, d.p, d.o, d.net, (SELECT count(*) FROM pod_triples t WHERE "
         "  t.pod_id = ANY(:pods) AND t.s = d.s AND t.p = d.p AND t.o = d.o) AS holders FROM d"),
         {"pods": pods, "a": after, "u": upto}).all()
+
+
+def triple_count(conn: Connection, pods: list[int]) -> int:
+    """Triples held by these pods (with repeats across pods): the size of a
+    view's input, for the job router."""
+    return int(conn.execute(text("SELECT count(*) FROM pod_triples WHERE pod_id = ANY(:p)"),
+                            {"p": pods}).scalar_one())
+
+
+def change_count(conn: Connection, pods: list[int], after: int, upto: int) -> int:
+    """Changed triples of these pods in (after, upto]: the size of a batch."""
+    return int(conn.execute(text(
+        "SELECT count(*) FROM change_triples ct JOIN changes c ON c.seq = ct.seq "
+        "WHERE c.pod_id = ANY(:p) AND c.seq > :a AND c.seq <= :u"),
+        {"p": pods, "a": after, "u": upto}).scalar_one())

@@ -5,7 +5,6 @@ K-set) and pyoxigraph (an independent engine, as a multiset of solutions)."""
 from __future__ import annotations
 
 import os
-from collections import Counter
 
 import pyoxigraph as ox
 import pytest
@@ -14,14 +13,13 @@ from rdflib import Graph, URIRef
 from rdflib.term import Literal
 from rdflib.util import from_n3
 
+from server.oracle import our_rows, oxigraph_rows
 from tests.grammar import PREFIX, select_query, streams
 from views.compile import compile_query
 from views.dataset import Dataset
 from views.errors import UnsupportedFeature
 from views.maintain import Maintainer
 from views.reference import evaluate
-from views.results import solutions
-from views.terms import numeric_type, numeric_value
 
 EXAMPLES = int(os.environ.get("PODVIEWS_PROPERTY_EXAMPLES", "2000"))
 _HEALTH = [HealthCheck.too_slow, HealthCheck.filter_too_much]
@@ -53,34 +51,6 @@ def _ox(t: object) -> object:
         return ox.Literal(str(t), language=t.language)
     return ox.Literal(str(t), datatype=ox.NamedNode(str(t.datatype))) if t.datatype else \
         ox.Literal(str(t))
-
-
-def _canon(t: object) -> tuple:
-    """Terms of either engine, compared by value for numbers."""
-    if isinstance(t, (ox.NamedNode, URIRef)):
-        return ("i", str(t.value if isinstance(t, ox.NamedNode) else t))
-    if isinstance(t, ox.Literal):
-        lit = Literal(t.value, lang=t.language,
-                      datatype=None if t.language else URIRef(t.datatype.value))
-    else:
-        lit = t  # type: ignore[assignment]
-    if numeric_type(lit) is not None:
-        return ("n", str(numeric_type(lit)), float(numeric_value(lit)))
-    dt = "" if lit.datatype in (None, URIRef("http://www.w3.org/2001/XMLSchema#string")) \
-        else str(lit.datatype)
-    return ("l", str(lit), dt, lit.language or "")
-
-
-def oxigraph_rows(store: ox.Store, query: str, variables: tuple[str, ...]) -> Counter:
-    rows: Counter = Counter()
-    for sol in store.query(query):
-        rows[tuple(sorted((v, _canon(sol[v])) for v in variables if sol[v] is not None))] += 1
-    return rows
-
-
-def our_rows(q, view, variables) -> Counter:  # type: ignore[no-untyped-def]
-    return Counter(tuple(sorted((v, _canon(t)) for v, t in r.items() if v in variables))
-                   for r in solutions(q, view))
 
 
 def _check(query: str, batches: list, in_hypothesis: bool = True) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from decimal import Decimal, InvalidOperation
 from typing import Union
@@ -162,3 +163,39 @@ def order_key(t: Identifier | None) -> tuple:  # type: ignore[type-arg]
         except ExprError:
             pass
     return (3, 3, str(datatype_of(t)), str(t), t.language or "")
+
+
+# ------------------------------------------------------- dictionary encoding
+
+TermFields = tuple[int, str, Union[str, None], Union[str, None]]
+KINDS = {URIRef: 0, BNode: 1, Literal: 2}
+
+
+def digest(t: Identifier) -> bytes:
+    """The dictionary key of a term (decision 2): SHA-1 of its N-Triples form."""
+    return hashlib.sha1(t.n3().encode("utf-8")).digest()
+
+
+def fields_of(t: Identifier) -> TermFields:
+    """(kind, lexical form, datatype, language) of a term, as the dictionary
+    stores it.
+
+    >>> fields_of(Literal("a", lang="en"))
+    (2, 'a', None, 'en')
+    """
+    dt = t.datatype if isinstance(t, Literal) else None
+    lang = t.language if isinstance(t, Literal) else None
+    return KINDS[type(t)], str(t), (str(dt) if dt is not None else None), lang
+
+
+def term_of(kind: int, lexical: str, datatype: str | None, lang: str | None) -> Identifier:
+    """The term of dictionary fields (inverse of ``fields_of``).
+
+    >>> term_of(*fields_of(Literal("01", datatype=XSD.integer)))
+    rdflib.term.Literal('01', datatype=rdflib.term.URIRef('http://www.w3.org/2001/XMLSchema#integer'))
+    """
+    if kind == 0:
+        return URIRef(lexical)
+    if kind == 1:
+        return BNode(lexical)
+    return Literal(lexical, lang=lang, datatype=URIRef(datatype) if datatype else None)

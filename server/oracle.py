@@ -1,0 +1,44 @@
+"""pyoxigraph as an independent oracle: its solutions and ours compared as
+multisets, numbers by value (lexical forms of computed numbers differ
+between engines)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pyoxigraph as ox
+from rdflib import URIRef
+from rdflib.term import Literal
+
+from views.results import solutions
+from views.terms import numeric_type, numeric_value
+
+
+def canon(t: object) -> tuple:
+    """A term of either engine, compared by value for numbers."""
+    if isinstance(t, (ox.NamedNode, URIRef)):
+        return ("i", str(t.value if isinstance(t, ox.NamedNode) else t))
+    if isinstance(t, ox.Literal):
+        lit = Literal(t.value, lang=t.language,
+                      datatype=None if t.language else URIRef(t.datatype.value))
+    else:
+        lit = t  # type: ignore[assignment]
+    if numeric_type(lit) is not None:
+        return ("n", str(numeric_type(lit)), float(numeric_value(lit)))
+    dt = "" if lit.datatype in (None, URIRef("http://www.w3.org/2001/XMLSchema#string")) \
+        else str(lit.datatype)
+    return ("l", str(lit), dt, lit.language or "")
+
+
+def oxigraph_rows(store: ox.Store, query: str, variables: tuple[str, ...]) -> Counter:
+    rows: Counter = Counter()
+    for sol in store.query(query):
+        rows[tuple(sorted((v, canon(sol[v])) for v in variables if sol[v] is not None))] += 1
+    return rows
+
+
+def our_rows(q: Any, view: dict, variables: tuple[str, ...]) -> Counter:  # type: ignore[type-arg]
+    """The solutions of compiled query ``q`` over the K-set ``view``."""
+    return Counter(tuple(sorted((v, canon(t)) for v, t in r.items() if v in variables))
+                   for r in solutions(q, view))
