@@ -6,7 +6,6 @@ keep identical state); the router; verification; W3C tests through Spark."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -17,6 +16,7 @@ from server.pipeline import Router
 from storage import pods
 from tests.test_consent import _backfilled_states, _node_states
 from tests.test_pipeline import QUERIES, setup
+from tests.test_w3c import SUITE
 
 EX = "http://ex/"
 SPARK_QUERIES = {
@@ -31,7 +31,6 @@ SPARK_QUERIES = {
     "empty-group": "PREFIX : <http://ex/> SELECT (COUNT(*) AS ?n) (AVG(?o) AS ?a) "
                    "WHERE { ?s :nothing ?o }",
 }
-W3C = Path(__file__).resolve().parents[2] / "shared" / "data" / "w3c-sparql11"
 
 
 def _data(rng: random.Random, n: int) -> set[tuple]:
@@ -136,6 +135,6 @@ def test_verification_on_spark_finds_drift(migrated: str) -> None:
 ])
 def test_w3c_through_spark(migrated: str, test_id: str) -> None:
     category, name = test_id.split("/manifest#")
-    [test] = [t for t in w3c.discover(W3C / category) if t.id.endswith("#" + name)]
+    [test] = [t for t in w3c.discover(SUITE / category) if t.id.endswith("#" + name)]
     outcome = w3c.run_test(test, "incremental", 0, w3c._SqlHarness(migrated, "spark"))
     assert outcome.status == "passed", outcome.reason
