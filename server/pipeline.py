@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from server import spark_exec
+from server.spark_plan import NotOnSpark
 from storage import queue, views_repo
 from storage.state import Codec, PgRel, PodsGraph, view_tables
 from views.compile import Compiled, compile_query
@@ -222,7 +223,7 @@ def _on_spark(conn: Connection, router: Router, row, pods: list[int], work: int,
     try:
         return spark_exec.refresh(conn, row.id, _compiled(row.query).query.pattern, pods,
                                   router.spark, dry_run=dry_run, progress=progress)
-    except spark_exec.NotOnSpark as e:
+    except NotOnSpark as e:
         if router.mode == "spark":
             raise
         log.info("view %s stays on the SQL executor: %s", row.id, e.feature)
