@@ -41,6 +41,9 @@ class Ctx:
 
     def __init__(self, ds: QuadStore, delta: Delta) -> None:
         self.ds, self.delta = ds, delta
+        self.by_predicate: dict[Identifier, list[tuple[tuple, int]]] = {}
+        for quad, sign in delta.items():
+            self.by_predicate.setdefault(quad[2], []).append((quad, sign))
         self.before = Before(ds, delta)
         self.new, self.old = dataset_source(ds), dataset_source(self.before)
         self.exists, self.exists_before = exists_fn(ds), exists_fn(self.before)
@@ -124,8 +127,10 @@ class VirtualBGP:
 
 
 def _delta_matches(ctx: Ctx, tp: A.TriplePattern) -> Iterator[tuple[dict, int]]:
-    """Ti(ΔG): the bindings of ``tp`` over the changed quads, with their sign."""
-    for quad, sign in ctx.delta.items():
+    """Ti(ΔG): the bindings of ``tp`` over the changed quads, with their sign
+    (only those with its predicate, when that is a constant)."""
+    changed = ctx.delta.items() if A.is_var(tp.p) else ctx.by_predicate.get(tp.p, ())
+    for quad, sign in changed:
         b = match_quad(tp, quad)
         if b is not None:
             yield b, sign
