@@ -9,6 +9,7 @@ end the query's solutions must equal the W3C expected results.
 from __future__ import annotations
 
 import random
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -196,6 +197,7 @@ class _SqlHarness:
         upgrade(url)
         self.engine = sa.create_engine(url)
         self.n = 0
+        self.run = uuid.uuid4().hex[:8]  # runs may share a database
 
     def incremental(self, test_id: str, text: str, base: str, q: A.Query,
                     quads: list[tuple], rng: random.Random) -> dict:
@@ -205,11 +207,12 @@ class _SqlHarness:
         if any(qd[0] is not None for qd in quads):
             raise UnsupportedFeature("named graphs in the pipeline")
         self.n += 1
+        tag = f"{self.run}-{self.n}"
         with self.engine.begin() as c:
-            owner = pods.create_agent(c, f"urn:w3c:owner:{self.n}", "owner", b"o%d" % self.n)
-            consumer = pods.create_agent(c, f"urn:w3c:consumer:{self.n}", "consumer",
-                                         b"c%d" % self.n)
-            pod = pods.create_pod(c, f"w3c-{self.n}", owner)
+            owner = pods.create_agent(c, f"urn:w3c:owner:{tag}", "owner", f"o{tag}".encode())
+            consumer = pods.create_agent(c, f"urn:w3c:consumer:{tag}", "consumer",
+                                         f"c{tag}".encode())
+            pod = pods.create_pod(c, f"w3c-{tag}", owner)
             pipeline.grant(c, pod, consumer)
             view = pipeline.register_view(c, consumer, test_id, _absolute(text, base))
         self._drain(view)
