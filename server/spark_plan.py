@@ -137,12 +137,17 @@ class Evaluator:
     def _keep(self, frames: Frames) -> Frames:
         """A node's output: one row per mapping (k summed, zeros dropped),
         materialised with its lineage cut, so parents and the write reuse it
-        and every plan stays the size of one node. (Lazily cached frames keep
+        and every plan stays the size of one node; empty schemas are dropped
+        (seven BINDs would otherwise make 2^7 schema frames). (Lazily cached frames keep
         their whole lineage: with shared children — OPTIONAL, EXISTS — plans
         grew until planning took minutes or ran out of memory. The price is
         a Spark job per frame, ~0.27 s on W3C-sized data.)"""
-        return {s: self._materialise(self._sum(s, df).where(self.F.col("k") != 0))
-                for s, df in frames.items()}
+        out = {}
+        for s, df in frames.items():
+            df = self._materialise(self._sum(s, df).where(self.F.col("k") != 0))
+            if not df.isEmpty():  # an empty schema would double again at every BIND
+                out[s] = df
+        return out
 
     def _materialise(self, df: DataFrame) -> DataFrame:
         df = df.localCheckpoint(eager=True)
@@ -334,7 +339,9 @@ class Evaluator:
             for fdf in found.values():
                 h = fdf.select(*keys)
                 hits = h if hits is None else hits.unionByName(h)
-            hits = hits.distinct().withColumn(flag, F.lit(True))  # type: ignore[union-attr]
+            if hits is None:  # the pattern matched nothing
+                hits = mappings.limit(0)
+            hits = hits.distinct().withColumn(flag, F.lit(True))
             df = (df.join(hits, on=keys, how="left") if keys else df.crossJoin(
                 hits.union(self.spark.createDataFrame([(False,)], f"{flag} boolean"))
                 .groupBy().agg(F.max(flag).alias(flag))))
