@@ -96,15 +96,9 @@ def run_backfill_bsbm(server_url: str, data: Path, executors: list[str]) -> list
     from server.oracle import our_rows, oxigraph_rows
     from views.compile import compile_query
 
-    url = _fresh_database(server_url, "backfill")
-    upgrade(url)
-    engine = sa.create_engine(url)
+    engine = sa.create_engine(_fresh_database(server_url, "backfill"))
     with engine.begin() as c:
-        consumer = pods.create_agent(c, "urn:bench:consumer", "consumer", b"c")
-        owner = pods.create_agent(c, "urn:bench:owner", "owner", b"o")
-        pod = pods.create_pod(c, "bsbm", owner)
-        pipeline.grant(c, pod, consumer)
-        pods.put_resource(c, pod, "dataset", read_triples(data))
+        _, consumer = _bsbm_pod(c, read_triples(data))
     store = ox.Store()
     with gzip.open(data, "rb") as f:
         store.bulk_load(f.read(), format=ox.RdfFormat.N_TRIPLES)
@@ -150,16 +144,11 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
     stream = update_stream(updates, count)
     rows = []
     for data in datasets:
-        url = _fresh_database(server_url, data.name.split(".")[0].replace("-", "_"))
-        upgrade(url)
-        engine = sa.create_engine(url)
+        engine = sa.create_engine(_fresh_database(server_url,
+                                                  data.name.split(".")[0].replace("-", "_")))
         triples = read_triples(data)
         with engine.begin() as c:
-            consumer = pods.create_agent(c, "urn:bench:consumer", "consumer", b"c")
-            owner = pods.create_agent(c, "urn:bench:owner", "owner", b"o")
-            pod = pods.create_pod(c, "bsbm", owner)
-            pipeline.grant(c, pod, consumer)
-            pods.put_resource(c, pod, "dataset", triples)
+            pod, consumer = _bsbm_pod(c, triples)
             view = pipeline.register_view(c, consumer, "q", q1(q1_params(data)))
         t = time.perf_counter()
         pipeline.run_one(engine, "bench")
@@ -185,14 +174,27 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
     return rows
 
 
+def _bsbm_pod(c: sa.Connection, triples: list[tuple]) -> tuple[int, int]:
+    """A pod holding ``triples`` and a consumer it consents to: (pod, consumer)."""
+    consumer = pods.create_agent(c, "urn:bench:consumer", "consumer", b"c")
+    owner = pods.create_agent(c, "urn:bench:owner", "owner", b"o")
+    pod = pods.create_pod(c, "bsbm", owner)
+    pipeline.grant(c, pod, consumer)
+    pods.put_resource(c, pod, "dataset", triples)
+    return pod, consumer
+
+
 def _fresh_database(server_url: str, name: str) -> str:
+    """A new, migrated database on ``server_url``."""
     admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
     db = f"podviews_bench_{name}"
     with admin.connect() as c:
         c.execute(sa.text(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)'))
         c.execute(sa.text(f'CREATE DATABASE "{db}"'))
     admin.dispose()
-    return sa.make_url(server_url).set(database=db).render_as_string(hide_password=False)
+    url = sa.make_url(server_url).set(database=db).render_as_string(hide_password=False)
+    upgrade(url)
+    return url
 
 
 def print_table(rows: list[Row], as_json: bool) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
@@ -135,12 +136,17 @@ class Router:
     threshold: int = 100_000
     spark: spark_exec.SparkConfig = field(default_factory=spark_exec.SparkConfig)
 
-    def pick(self, work: int) -> str:
+    def pick(self, work: int | Callable[[], int]) -> str:
+        """``work``: its size, or a function measuring it (called only when
+        the size decides)."""
         if self.mode in ("sql", "spark"):
             return self.mode
         if self.mode != "auto":
             raise ValueError(f"unknown executor {self.mode!r} (sql, spark or auto)")
-        return "spark" if work >= self.threshold and spark_exec.available() else "sql"
+        if not spark_exec.available():
+            return "sql"
+        size = work() if callable(work) else work
+        return "spark" if size >= self.threshold else "sql"
 
 
 def run_one(engine: sa.Engine, worker: str, router: Router = Router()) -> bool:
@@ -180,8 +186,8 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> None:
         views_repo.adopt_consents(conn, row.id, upto)
         pods = views_repo.readable_pods(conn, row.id)
         progress = _progress_reporter(conn, job.id)
-        if not _on_spark(conn, router, row, pods, views_repo.triple_count(conn, pods),
-                         progress=progress):
+        if _on_spark(conn, router, row, pods, lambda: views_repo.triple_count(conn, pods),
+                     progress=progress) is None:
             _maintainer(conn, row, backfill=True, progress=progress)
         views_repo.set_state(conn, row.id, "ready", upto)
         return
@@ -191,14 +197,16 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> None:
         raise ValueError(f"unknown job kind {job.kind}")
     consent = int(job.payload["consent"]) if job.kind in ("grant", "revoke") else None
     move = _consent_move(conn, consent, row.id, job.kind, upto) if consent is not None else None
-    pods = views_repo.readable_pods(conn, row.id)
-    work = views_repo.change_count(conn, pods, row.watermark, upto)
-    if move is not None:
-        pod, entering = move
-        work += views_repo.triple_count(conn, [pod])
-        pods = sorted(set(pods) - {pod} | ({pod} if entering else set()))
-    if job.kind == "verify":
-        work = views_repo.triple_count(conn, pods)
+    before = views_repo.readable_pods(conn, row.id)
+    pods = before if move is None else \
+        sorted(set(before) - {move[0]} | ({move[0]} if move[1] else set()))
+
+    def work() -> int:
+        if job.kind == "verify":
+            return views_repo.triple_count(conn, pods)
+        moved = views_repo.triple_count(conn, [move[0]]) if move is not None else 0
+        return moved + views_repo.change_count(conn, before, row.watermark, upto)
+
     changed = _on_spark(conn, router, row, pods, work, dry_run=job.kind == "verify")
     if changed is None:
         _run_sql(conn, row, job.kind, move, upto)
@@ -214,7 +222,8 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> None:
                                 row.id, "granted_seq" if move[1] else "revoked_seq", upto)
 
 
-def _on_spark(conn: Connection, router: Router, row, pods: list[int], work: int,  # type: ignore[no-untyped-def]
+def _on_spark(conn: Connection, router: Router, row, pods: list[int],  # type: ignore[no-untyped-def]
+              work: Callable[[], int],
               dry_run: bool = False, progress=None) -> int | None:
     """Run the job on Spark when the router says so: the number of stored
     rows that changed, or None when the SQL executor is to run it."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,10 +48,10 @@ def session(cfg: SparkConfig) -> Any:
 
         _session = (SparkSession.builder.master(cfg.master).appName("podviews")
                     .config("spark.jars", cfg.jdbc_jar)
-                    .config("spark.driver.extraClassPath", cfg.jdbc_jar)
                     .config("spark.sql.shuffle.partitions", str(cfg.shuffle_partitions))
                     .config("spark.driver.memory", cfg.driver_memory)
                     .config("spark.sql.maxPlanStringLength", "100000")
+                    .config("spark.cleaner.periodicGC.interval", "5min")
                     .config("spark.ui.enabled", "false")
                     .config("spark.ui.showConsoleProgress", "false")
                     .getOrCreate())
@@ -100,9 +100,8 @@ def refresh(conn: Any, view: int, pattern: A.Pattern, pods: list[int], cfg: Spar
         width = max((len(s) for frames in outputs.values() for s in frames), default=0)
         rows = _staged(ev, outputs, width).toArrow()
         provisional = [(r.id, r.kind, r.lexical, r.datatype, r.lang)
-                       for r in (ev.extra.distinct().collect() if ev.extra is not None else [])]
+                       for r in (ev.extra.collect() if ev.extra is not None else [])]
     finally:
-        ev.release()
         triples.unpersist()
     if progress:
         progress(2, 3)
@@ -156,11 +155,11 @@ def _staged(ev: Evaluator, outputs: dict[int, Frames], width: int) -> DataFrame:
     return out
 
 
-def _csv(table: Any) -> Iterable[bytes]:
+def _csv(table: Any) -> bytes:
     import io
 
     import pyarrow.csv as pacsv
 
     buf = io.BytesIO()
     pacsv.write_csv(table, buf)
-    yield buf.getvalue()
+    return buf.getvalue()

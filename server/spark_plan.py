@@ -84,7 +84,6 @@ class Evaluator:
             T.StructField("datatype", T.StringType()), T.StructField("lang", T.StringType()),
             T.StructField("digest", T.BinaryType())])
         self.extra: DataFrame | None = None  # computed terms the dictionary lacks
-        self.cached: list[DataFrame] = []
 
     # --- the program
 
@@ -99,12 +98,6 @@ class Evaluator:
             if not isinstance(n, BGPNode):
                 out[i] = frames
         return out
-
-    def release(self) -> None:
-        """Drop the job's cached frames."""
-        for df in self.cached:
-            df.unpersist()
-        self.cached.clear()
 
     def _node(self, n: Node, done: dict[int, Frames]) -> Frames:
         kids = [done[id(c)] for c in n.children]
@@ -137,11 +130,10 @@ class Evaluator:
     def _keep(self, frames: Frames) -> Frames:
         """A node's output: one row per mapping (k summed, zeros dropped),
         materialised with its lineage cut, so parents and the write reuse it
-        and every plan stays the size of one node; empty schemas are dropped
-        (seven BINDs would otherwise make 2^7 schema frames). (Lazily cached frames keep
-        their whole lineage: with shared children — OPTIONAL, EXISTS — plans
-        grew until planning took minutes or ran out of memory. The price is
-        a Spark job per frame, ~0.27 s on W3C-sized data.)"""
+        and every plan stays the size of one node (lazily cached frames keep
+        their lineage: with the children OPTIONAL and EXISTS share, planning
+        took minutes or ran out of memory). Empty schemas are dropped: seven
+        BINDs would otherwise make 2^7 schema frames."""
         out = {}
         for s, df in frames.items():
             df = self._materialise(self._sum(s, df).where(self.F.col("k") != 0))
@@ -149,10 +141,11 @@ class Evaluator:
                 out[s] = df
         return out
 
-    def _materialise(self, df: DataFrame) -> DataFrame:
-        df = df.localCheckpoint(eager=True)
-        self.cached.append(df)
-        return df
+    @staticmethod
+    def _materialise(df: DataFrame) -> DataFrame:
+        """Computed now, lineage cut (a Spark job, ~0.27 s on W3C-sized data);
+        the blocks go when the frame is garbage (spark.cleaner)."""
+        return df.localCheckpoint(eager=True)
 
     def _sum(self, s: frozenset[str], df: DataFrame) -> DataFrame:
         return df.groupBy(*self._cols(s)).agg(self.F.sum("k").cast("long").alias("k"))
@@ -161,10 +154,11 @@ class Evaluator:
     def _cols(s: Iterable[str]) -> list[str]:
         return [col(v) for v in sorted(s)]
 
-    def _empty(self, s: frozenset[str]) -> DataFrame:
+    def _frame(self, s: frozenset[str], rows: list[tuple]) -> DataFrame:
+        """A K-relation of schema ``s`` from (ids…, k) tuples."""
         T = self.T
-        fields = [T.StructField(c, T.LongType()) for c in self._cols(s)]
-        return self.spark.createDataFrame([], T.StructType([*fields, T.StructField("k", T.LongType())]))
+        fields = [T.StructField(c, T.LongType()) for c in [*self._cols(s), "k"]]
+        return self.spark.createDataFrame(rows, T.StructType(fields))
 
     def _unit(self) -> DataFrame:
         """The K-set holding the empty mapping once."""
@@ -193,6 +187,7 @@ class Evaluator:
         F = self.F
         frame: DataFrame | None = None
         bound: set[str] = set()
+        every = frozenset(v for t in tps for v in (t.s, t.p, t.o) if A.is_var(v))
         for tp in tps:
             if tp.g is not None:
                 raise NotOnSpark("GRAPH")
@@ -206,10 +201,8 @@ class Evaluator:
                         names[x] = pos
                 elif x in self.const_ids:
                     conds.append(F.col(pos) == F.lit(self.const_ids[x]))
-                else:
-                    return {frozenset(v for t in tps for v in (t.s, t.p, t.o) if A.is_var(v)):
-                            self._empty(frozenset(v for t in tps for v in (t.s, t.p, t.o)
-                                                  if A.is_var(v)))}
+                else:  # a constant the dictionary lacks: no match
+                    return {every: self._frame(every, [])}
             for c in conds:
                 df = df.where(c)
             df = df.select(*[F.col(pos).alias(col(v)) for v, pos in names.items()])
@@ -226,7 +219,6 @@ class Evaluator:
         return {frozenset(bound): frame.withColumn("k", F.lit(1).cast("long"))}
 
     def _values(self, rows: dict[Mu, int]) -> Frames:
-        T = self.T
         terms = {t for m in rows for _, t in m}
         known = self.ids(list(terms))
         new = [t for t in terms if t not in known]
@@ -240,12 +232,7 @@ class Evaluator:
             s = frozenset(v for v, _ in m)
             d = dict(m)
             by_schema.setdefault(s, []).append((*[ids[d[v]] for v in sorted(s)], k))
-        out: Frames = {}
-        for s, data in by_schema.items():
-            fields = [T.StructField(c, T.LongType()) for c in self._cols(s)]
-            out[s] = self.spark.createDataFrame(
-                data, T.StructType([*fields, T.StructField("k", T.LongType())]))
-        return out
+        return {s: self._frame(s, data) for s, data in by_schema.items()}
 
     # --- binary
 
@@ -289,23 +276,32 @@ class Evaluator:
         if on:
             return df.join(blockers, on=on, how="left_anti")
         # no shared variable: every blocker matches every row
-        flag = blockers.limit(1).select(self.F.lit(True).alias("_blocked"))
-        return df.crossJoin(flag.union(self.spark.createDataFrame([(False,)], "_blocked boolean"))
-                            .groupBy().agg(self.F.max("_blocked").alias("_blocked"))) \
-            .where(~self.F.col("_blocked")).drop("_blocked")
+        return df.crossJoin(self._any(blockers, "_blocked")).where(~self.F.col("_blocked")) \
+            .drop("_blocked")
+
+    def _any(self, df: DataFrame, flag: str) -> DataFrame:
+        """One row, one boolean column ``flag``: whether ``df`` has a row."""
+        found = df.limit(1).select(self.F.lit(True).alias(flag))
+        return found.union(self.spark.createDataFrame([(False,)], f"{flag} boolean")) \
+            .groupBy().agg(self.F.max(flag).alias(flag))
 
     # --- expressions
 
     def _map(self, child: Frames, p: A.Filter | A.Extend) -> Frames:
         if isinstance(p, A.Filter):
             return {s: self._filter(df, s, p.expr) for s, df in child.items()}
+        expr = p.expr
+
+        def value_of(mu: dict, exists: Callable) -> tuple | None:
+            return _packed(try_evaluate(expr, mu, exists))
+
         parts = []
         for s, df in child.items():
             if p.var in s:
                 parts.append((s, df))
                 continue
-            df = self._with_exists(df, s, p.expr)
-            value = self._udf(df, s, p.expr, _extend_fn(p.expr), self.term_type)
+            df = self._with_exists(df, s, expr)
+            value = self._udf(df, s, expr, value_of, self.term_type)
             df = df.withColumn("_new", value)
             parts.append((s, df.where(self.F.col("_new").isNull())))
             bound = self._resolve(df.where(self.F.col("_new").isNotNull()), "_new", col(p.var))
@@ -314,16 +310,22 @@ class Evaluator:
 
     def _filter(self, df: DataFrame, s: frozenset[str], expr: A.Expr) -> DataFrame:
         df = self._with_exists(df, s, expr)
-        keep = self._udf(df, s, expr, _truth_fn(expr), self.T.BooleanType())
+        keep = self._udf(df, s, expr, lambda mu, ex: truth(expr, mu, ex), self.T.BooleanType())
         return df.where(keep).select(*self._cols(s), "k")
 
-    def _udf(self, df: DataFrame, s: frozenset[str], expr: A.Expr, fn: Callable,
-             returns: Any) -> Any:
-        """``fn(names, patterns)(*terms, *flags)`` as a column, the terms of
-        the expression's variables decoded."""
+    def _udf(self, df: DataFrame, s: frozenset[str], expr: A.Expr,
+             result: Callable[[dict, Callable], Any], returns: Any) -> Any:
+        """A column of ``result(mapping, exists)`` per row: the mapping holds
+        the decoded terms of the expression's variables, ``exists`` answers
+        from the row's EXISTS flags."""
         names = sorted(A.expr_vars(expr) & s)
         patterns = _exists_patterns(expr)
-        udf = self.F.udf(fn(names, patterns), returns)
+
+        def f(*args: Any) -> Any:
+            return result(_mapping(names, args[:len(names)]),
+                          _exists_lookup(patterns, args[len(names):]))
+
+        udf = self.F.udf(f, returns)
         args = [self.F.col("t_" + col(v)) for v in names] + [self.F.col(f) for f in _flags(expr)]
         return udf(*args)
 
@@ -342,9 +344,8 @@ class Evaluator:
             if hits is None:  # the pattern matched nothing
                 hits = mappings.limit(0)
             hits = hits.distinct().withColumn(flag, F.lit(True))
-            df = (df.join(hits, on=keys, how="left") if keys else df.crossJoin(
-                hits.union(self.spark.createDataFrame([(False,)], f"{flag} boolean"))
-                .groupBy().agg(F.max(flag).alias(flag))))
+            df = df.join(hits, on=keys, how="left") if keys else df.crossJoin(
+                self._any(hits, flag))
             df = df.fillna(False, subset=[flag])
         return self._decode(df, A.expr_vars(expr) & s)
 
@@ -483,26 +484,8 @@ def _exists_lookup(patterns: list[A.Pattern], flags: Iterable[bool]) -> Callable
     return lambda pattern, _mu: decided[pattern]
 
 
-def _truth_fn(expr: A.Expr) -> Callable:
-    def make(names: list[str], patterns: list[A.Pattern]) -> Callable:
-        def f(*args: Any) -> bool:
-            mu = _mapping(names, args[:len(names)])
-            return truth(expr, mu, _exists_lookup(patterns, args[len(names):]))
-        return f
-    return make
-
-
 def _packed(t: Any) -> tuple | None:
     return None if t is None else (*fields_of(t), digest(t))
-
-
-def _extend_fn(expr: A.Expr) -> Callable:
-    def make(names: list[str], patterns: list[A.Pattern]) -> Callable:
-        def f(*args: Any) -> tuple | None:
-            mu = _mapping(names, args[:len(names)])
-            return _packed(try_evaluate(expr, mu, _exists_lookup(patterns, args[len(names):])))
-        return f
-    return make
 
 
 def _group_key_fn(p: A.Group, names: list[str]) -> Callable:

@@ -27,15 +27,14 @@ def schema_key(variables: Iterable[str]) -> str:
     return json.dumps(sorted(variables))
 
 
-def load(conn: Connection, width: int, csv_chunks: Iterable[bytes]) -> None:
-    """Stage rows ``node, schema, c0 … c<width-1>, k`` given as CSV."""
+def load(conn: Connection, width: int, csv: bytes) -> None:
+    """Stage rows ``node, schema, c0 … c<width-1>, k`` given as CSV (with a header)."""
     cols = "".join(f", c{i} BIGINT" for i in range(width))
     conn.execute(text(f"CREATE TEMP TABLE {STAGE} (node INT NOT NULL, schema TEXT NOT NULL"
                       f"{cols}, k BIGINT NOT NULL) ON COMMIT DROP"))
     raw = conn.connection.driver_connection
     with raw.cursor().copy(f"COPY {STAGE} FROM STDIN WITH (FORMAT csv, HEADER true)") as copy:
-        for chunk in csv_chunks:
-            copy.write(chunk)
+        copy.write(csv)
     conn.execute(text(f"CREATE INDEX ON {STAGE} (node, schema)"))
     conn.execute(text(f"ANALYZE {STAGE}"))
 
