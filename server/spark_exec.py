@@ -30,6 +30,15 @@ class SparkConfig:
     jdbc_jar: str = "/usr/share/java/postgresql.jar"
     shuffle_partitions: int = 2
     driver_memory: str = "4g"
+    # Off for inputs of tens of triples (W3C, tests): generating and compiling
+    # Java for every small plan was most of a job; interpreted, a W3C
+    # category runs in half the time (DESIGN-NOTES 16).
+    codegen: bool = True
+
+
+_NO_CODEGEN = {"spark.sql.codegen.factoryMode": "NO_CODEGEN",
+               "spark.sql.codegen.wholeStage": "false",
+               "spark.sql.adaptive.enabled": "false"}
 
 
 _session: Any = None
@@ -46,7 +55,10 @@ def session(cfg: SparkConfig) -> Any:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
 
-        _session = (SparkSession.builder.master(cfg.master).appName("podviews")
+        builder = SparkSession.builder
+        for key, value in ({} if cfg.codegen else _NO_CODEGEN).items():
+            builder = builder.config(key, value)
+        _session = (builder.master(cfg.master).appName("podviews")
                     .config("spark.jars", cfg.jdbc_jar)
                     .config("spark.sql.shuffle.partitions", str(cfg.shuffle_partitions))
                     .config("spark.driver.memory", cfg.driver_memory)

@@ -189,9 +189,10 @@ class _SqlHarness:
         import sqlalchemy as sa
 
         from server.pipeline import Router
+        from server.spark_exec import SparkConfig
         from storage.migrate import upgrade
 
-        self.router = Router(mode=executor)
+        self.router = Router(mode=executor, spark=SparkConfig(codegen=False))
         if url is None:
             raise ValueError("the sql executor needs a database URL")
         upgrade(url)

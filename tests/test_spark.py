@@ -13,12 +13,20 @@ from rdflib import Literal, URIRef
 
 from server import pipeline, w3c
 from server.pipeline import Router
+from server.spark_exec import SparkConfig
 from storage import pods
 from tests.test_consent import _backfilled_states, _node_states
 from tests.test_pipeline import QUERIES, setup
 from tests.test_w3c import SUITE
 
 EX = "http://ex/"
+
+
+def _router(**kw) -> Router:
+    """Inputs here are tens of triples: interpreted, not code-generated."""
+    return Router(spark=SparkConfig(codegen=False), **kw)
+
+
 SPARK_QUERIES = {
     **QUERIES,
     "exists-filter": "PREFIX : <http://ex/> SELECT * WHERE { ?x :p ?y "
@@ -41,7 +49,7 @@ def _data(rng: random.Random, n: int) -> set[tuple]:
 
 
 def _drain(engine: sa.Engine, mode: str) -> None:
-    while pipeline.run_one(engine, "test", Router(mode=mode)):
+    while pipeline.run_one(engine, "test", _router(mode=mode)):
         pass
     with engine.connect() as c:
         failed = c.execute(sa.text("SELECT kind, last_error FROM jobs WHERE status <> 'done'")).all()
@@ -73,13 +81,13 @@ def test_spark_state_equals_the_engine_and_sql_continues_from_it(migrated: str) 
 
 
 def test_router_picks_by_size_and_can_be_forced() -> None:
-    auto = Router(threshold=1000)
+    auto = _router(threshold=1000)
     assert auto.pick(10) == "sql"
     assert auto.pick(5000) == "spark"
-    assert Router(mode="sql").pick(10**9) == "sql"
-    assert Router(mode="spark").pick(0) == "spark"
+    assert _router(mode="sql").pick(10**9) == "sql"
+    assert _router(mode="spark").pick(0) == "spark"
     with pytest.raises(ValueError, match="unknown executor"):
-        Router(mode="gpu").pick(1)
+        _router(mode="gpu").pick(1)
 
 
 def test_a_plan_spark_cannot_run_fails_when_forced_and_falls_back_on_auto(migrated: str) -> None:
@@ -90,14 +98,14 @@ def test_a_plan_spark_cannot_run_fails_when_forced_and_falls_back_on_auto(migrat
     with engine.begin() as c:
         pods.put_resource(c, pod, "r", _data(random.Random(1), 30))
         view = pipeline.register_view(c, consumer, "q", query)
-    pipeline.run_one(engine, "test", Router(mode="spark"))
+    pipeline.run_one(engine, "test", _router(mode="spark"))
     with engine.connect() as c:
         error = c.execute(sa.text("SELECT last_error FROM jobs WHERE view_id = :v"),
                           {"v": view}).scalar_one()
         c.execute(sa.text("UPDATE jobs SET run_after = now()"))
         c.commit()
     assert "LeftJoin inside EXISTS" in error
-    while pipeline.run_one(engine, "test", Router(mode="auto", threshold=0)):
+    while pipeline.run_one(engine, "test", _router(mode="auto", threshold=0)):
         pass
     with engine.connect() as c:
         assert pipeline.read_view(c, view) == pipeline.scratch(c, view)
@@ -120,7 +128,7 @@ def test_verification_on_spark_finds_drift(migrated: str) -> None:
                                   "ORDER BY node DESC LIMIT 1"), {"v": view}).scalar_one()
         c.execute(sa.text(f'UPDATE "{table}" SET k = k + 1'))
         queue.enqueue(c, "verify", view)
-    pipeline.run_one(engine, "test", Router(mode="spark"))
+    pipeline.run_one(engine, "test", _router(mode="spark"))
     with engine.connect() as c:
         error = c.execute(sa.text("SELECT last_error FROM jobs WHERE kind = 'verify' "
                                   "AND status <> 'done'")).scalar_one()
