@@ -1,27 +1,61 @@
-"""The FastAPI application."""
+"""The FastAPI application: LDP, views and admin over one database; with
+``workers`` > 0 it also runs that many maintenance workers as threads for
+its lifetime (``podviews serve``)."""
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
-from server import errors
+import sqlalchemy as sa
+from fastapi import FastAPI, Response
+
+from server import errors, worker
+from server.admin.endpoints import router as admin_router
 from server.config import Settings
-from server.hub import Hub
 from server.ldp.endpoints import router as ldp_router
 from server.views.endpoints import router as views_router
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    app = FastAPI(title="Podviews", version="0.1.0",
+def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> FastAPI:
+    settings = settings or Settings()
+    engine = sa.create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    stop = threading.Event()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        threads = [threading.Thread(target=worker.run, name=f"worker-{i}", daemon=True,
+                                    kwargs={"url": url, "stop": stop, "router": settings.router(),
+                                            "idle_wait": 0.5})
+                   for i in range(workers)]
+        for t in threads:
+            t.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(timeout=30)
+            engine.dispose()
+
+    app = FastAPI(title="Podviews", version="0.1.0", lifespan=lifespan,
                   description="Incrementally maintained SPARQL views over Solid pods.")
-    app.state.settings = settings or Settings()
-    app.state.hub = Hub()
+    app.state.settings = settings
+    app.state.engine = engine
     errors.install(app)
+    app.include_router(admin_router)
     app.include_router(views_router)
     app.include_router(ldp_router)
 
-    @app.get("/healthz", tags=["ops"])
-    def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    @app.get("/healthz", tags=["ops"], responses={503: {}})
+    def healthz() -> Response:
+        try:
+            with engine.connect() as c:
+                c.execute(sa.text("SELECT 1"))
+        except sa.exc.OperationalError:
+            return Response('{"status": "database unreachable"}', 503,
+                            media_type="application/json")
+        return Response('{"status": "ok"}', media_type="application/json")
 
     return app

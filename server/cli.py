@@ -28,9 +28,15 @@ def main(argv: list[str] | None = None) -> int:
     w3c.add_argument("--database-url", default=None,
                      help="database for --executor sql|spark [PODVIEWS_DATABASE_URL]; "
                           "default: embedded")
-    serve = sub.add_parser("serve", help="run the HTTP API (env: PODVIEWS_HOST, PODVIEWS_PORT)")
+    serve = sub.add_parser("serve", help="run the HTTP API and maintenance workers; with no "
+                           "database URL, an embedded Postgres under PODVIEWS_DATA_DIR")
     serve.add_argument("--host", default=None, help="interface to listen on [PODVIEWS_HOST]")
     serve.add_argument("--port", type=int, default=None, help="port [PODVIEWS_PORT]")
+    serve.add_argument("--database-url", default=None,
+                       help="database URL [PODVIEWS_DATABASE_URL]; default: embedded")
+    serve.add_argument("--workers", type=int, default=None,
+                       help="maintenance worker threads [PODVIEWS_WORKERS]; 0: run "
+                            "`podviews worker` apart")
     db_help = "database URL [PODVIEWS_DATABASE_URL]; default: embedded under PODVIEWS_DATA_DIR"
     migrate = sub.add_parser("migrate", help="bring the database schema to the latest revision")
     migrate.add_argument("--database-url", default=None, help=db_help)
@@ -149,9 +155,20 @@ def _serve(args: argparse.Namespace) -> int:
     from server.app import create_app
     from server.config import Settings
 
-    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
-    settings = Settings(**overrides)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port)
+    from storage.db import open_database
+    from storage.migrate import upgrade
+
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port),
+                                   ("workers", args.workers)) if v is not None}
+    settings = Settings(**overrides, **_overrides(args))
+    url, embedded = open_database(settings.database_url, settings.data_dir)
+    try:
+        upgrade(url)
+        uvicorn.run(create_app(url, settings, workers=settings.workers),
+                    host=settings.host, port=settings.port)
+    finally:
+        if embedded is not None:
+            embedded.stop()
     return 0
 
 

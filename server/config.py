@@ -27,6 +27,7 @@ class Settings(BaseSettings):
     admin_token: str = DEV_ADMIN_TOKEN
     database_url: str | None = None  # None: an embedded Postgres under data_dir
     data_dir: Path = Path(user_data_dir())
+    workers: int = 1  # maintenance worker threads inside `podviews serve`
     executor: str = "auto"  # sql | spark | auto (the router picks by the size of the work)
     spark_master: str = "local[*]"
     spark_threshold: int = 100_000  # triples of work from which auto picks Spark

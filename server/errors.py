@@ -4,6 +4,7 @@ problem document (``application/problem+json``)."""
 from __future__ import annotations
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from views.errors import EngineError, SparqlSyntaxError, UnsupportedFeature
@@ -14,15 +15,53 @@ class ServiceError(Exception):
 
     status = 400
 
-    def __init__(self, detail: str | None = None) -> None:
+    def __init__(self, detail: str | None = None, headers: dict[str, str] | None = None) -> None:
         super().__init__(detail or (self.__doc__ or "").strip())
         self.detail = str(self)
+        self.headers = headers or {}
 
 
 class NotFound(ServiceError):
     """No such resource."""
 
     status = 404
+
+
+class Unauthorized(ServiceError):
+    """Authentication is required."""
+
+    status = 401
+
+    def __init__(self, detail: str | None = None) -> None:
+        super().__init__(detail, {"WWW-Authenticate": 'Bearer realm="podviews"'})
+
+
+class Forbidden(ServiceError):
+    """The caller may not do this."""
+
+    status = 403
+
+
+class Conflict(ServiceError):
+    """The request conflicts with the current state."""
+
+    status = 409
+
+
+class MethodNotAllowed(ServiceError):
+    """The method is not allowed on this resource."""
+
+    status = 405
+
+
+class NotReady(ServiceError):
+    """The view has not caught up yet; retry."""
+
+    status = 503
+
+
+class BadRequest(ServiceError):
+    """The request is malformed."""
 
 
 class BadRdf(ServiceError):
@@ -49,7 +88,15 @@ def problem(status: int, title: str, detail: str, **extra: object) -> JSONRespon
 def install(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def _service(_: Request, e: ServiceError) -> JSONResponse:
-        return problem(e.status, type(e).__doc__.strip().rstrip("."), e.detail)  # type: ignore[union-attr]
+        response = problem(e.status, type(e).__doc__.strip().rstrip("."), e.detail)  # type: ignore[union-attr]
+        response.headers.update(e.headers)
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, e: RequestValidationError) -> JSONResponse:
+        faults = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
+                           for err in e.errors())
+        return problem(422, "Invalid request", faults)
 
     @app.exception_handler(EngineError)
     async def _engine(_: Request, e: EngineError) -> JSONResponse:

@@ -58,19 +58,22 @@ def _uses_named_graphs(pattern: object) -> bool:
     return walk(pattern)  # type: ignore[arg-type]
 
 
-def grant(conn: Connection, pod: int, consumer: int, view: int | None = None) -> int:
+def grant(conn: Connection, pod: int, consumer: int, view: int | None = None,
+          actor: str = "admin") -> int:
     """Consent of ``pod`` for a consumer's views (or one): recorded now, applied
     to each view by a grant job."""
-    cid, views = views_repo.grant(conn, pod, consumer, view)
+    cid, views = views_repo.grant(conn, pod, consumer, view, actor)
+    at = views_repo.last_seq(conn)  # min_seq readers wait for the grant from here on
     for v in views:
-        queue.enqueue(conn, "grant", v, {"consent": cid})
+        queue.enqueue(conn, "grant", v, {"consent": cid, "seq": at})
     return cid
 
 
-def revoke(conn: Connection, consent: int) -> None:
+def revoke(conn: Connection, consent: int, actor: str = "admin") -> None:
     """Revocation: each view the consent reached loses the pod in a revoke job."""
-    for v in views_repo.revoke(conn, consent):
-        queue.enqueue(conn, "revoke", v, {"consent": consent})
+    at = views_repo.last_seq(conn)
+    for v in views_repo.revoke(conn, consent, actor):
+        queue.enqueue(conn, "revoke", v, {"consent": consent, "seq": at})
 
 
 def changed(conn: Connection, pod: int, seq: int) -> None:
@@ -80,7 +83,7 @@ def changed(conn: Connection, pod: int, seq: int) -> None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _compiled(query: str) -> Compiled:
+def compiled(query: str) -> Compiled:
     """Compiled view definitions, kept by the worker process (parsing costs
     ~0.2 s; a compiled query is immutable)."""
     return compile_query(query)
@@ -90,9 +93,9 @@ def _maintainer(conn: Connection, view_row, backfill: bool,  # type: ignore[no-u
                 progress=None) -> tuple[Maintainer, PodsGraph]:
     codec = Codec(conn)
     graph = PodsGraph(conn, codec, views_repo.readable_pods(conn, view_row.id))
-    compiled = _compiled(view_row.query)
+    program = compiled(view_row.query)
     tables = view_tables(conn, view_row.id)
-    m = Maintainer(compiled.query.pattern, graph,
+    m = Maintainer(program.query.pattern, graph,
                    relations=lambda i: PgRel(conn, codec, view_row.id, i,  # type: ignore[arg-type,return-value]
                                              tables.get(i, {})),
                    backfill=backfill, progress=progress)
@@ -230,7 +233,7 @@ def _on_spark(conn: Connection, router: Router, row, pods: list[int],  # type: i
     if router.pick(work) != "spark":
         return None
     try:
-        return spark_exec.refresh(conn, row.id, _compiled(row.query).query.pattern, pods,
+        return spark_exec.refresh(conn, row.id, compiled(row.query).query.pattern, pods,
                                   router.spark, dry_run=dry_run, progress=progress)
     except NotOnSpark as e:
         if router.mode == "spark":
@@ -311,7 +314,7 @@ def scratch(conn: Connection, view: int) -> KSet:
     """The view evaluated from scratch on the current data of the pods it reads."""
     row = conn.execute(sa.text("SELECT id, query FROM views WHERE id = :v"), {"v": view}).one()
     graph = PodsGraph(conn, Codec(conn), views_repo.readable_pods(conn, view))
-    return evaluate(_compiled(row.query).query.pattern, graph)
+    return evaluate(compiled(row.query).query.pattern, graph)
 
 
 def consistency(conn: Connection) -> list[tuple[int, str, int]]:

@@ -148,3 +148,44 @@ def default_graph(conn: Connection, pod: int) -> set[Triple]:
                         {"pod": pod}).all()
     names = terms.decode(conn, (x for r in rows for x in (r.s, r.p, r.o)))
     return {(names[r.s], names[r.p], names[r.o]) for r in rows}
+
+
+def agent_by_token(conn: Connection, token_hash: bytes):  # type: ignore[no-untyped-def]
+    return conn.execute(text("SELECT id, webid, role FROM agents WHERE token_hash = :t"),
+                        {"t": token_hash}).one_or_none()
+
+
+def agent_by_webid(conn: Connection, webid: str):  # type: ignore[no-untyped-def]
+    return conn.execute(text("SELECT id, webid, role FROM agents WHERE webid = :w"),
+                        {"w": webid}).one_or_none()
+
+
+def pod_row(conn: Connection, name: str):  # type: ignore[no-untyped-def]
+    """The pod (id, name, owner_id, owner's WebID), or None."""
+    return conn.execute(text(
+        "SELECT p.id, p.name, p.owner_id, a.webid AS owner FROM pods p "
+        "JOIN agents a ON a.id = p.owner_id WHERE p.name = :n"), {"n": name}).one_or_none()
+
+
+def resource(conn: Connection, pod: int, path: str, lock: bool = False):  # type: ignore[no-untyped-def]
+    """The resource's row (id, etag, content_type, updated_at), or None;
+    ``lock`` holds it for the caller's write."""
+    return conn.execute(text(
+        "SELECT id, etag, content_type, updated_at FROM resources WHERE pod_id = :pod "
+        "AND path = :path" + (" FOR UPDATE" if lock else "")),
+        {"pod": pod, "path": path}).one_or_none()
+
+
+def resource_triples(conn: Connection, rid: int) -> set[Triple]:
+    rows = conn.execute(text("SELECT s, p, o FROM quads WHERE resource_id = :r"),
+                        {"r": rid}).all()
+    names = terms.decode(conn, (x for r in rows for x in (r.s, r.p, r.o)))
+    return {(names[r.s], names[r.p], names[r.o]) for r in rows}
+
+
+def paths_under(conn: Connection, pod: int, prefix: str) -> list[str]:
+    """Paths of the pod's resources below the container ``prefix`` ('' for
+    the root)."""
+    return [r[0] for r in conn.execute(text(
+        "SELECT path FROM resources WHERE pod_id = :pod AND starts_with(path, :pre) "
+        "ORDER BY path"), {"pod": pod, "pre": prefix})]

@@ -124,3 +124,54 @@ def change_count(conn: Connection, pods: list[int], after: int, upto: int) -> in
         "SELECT count(*) FROM change_triples ct JOIN changes c ON c.seq = ct.seq "
         "WHERE c.pod_id = ANY(:p) AND c.seq > :a AND c.seq <= :u"),
         {"p": pods, "a": after, "u": upto}).scalar_one())
+
+
+def view_row(conn: Connection, view: int):  # type: ignore[no-untyped-def]
+    return conn.execute(text("SELECT id, consumer_id, name, query, status, watermark, created_at "
+                             "FROM views WHERE id = :v"), {"v": view}).one_or_none()
+
+
+def views_of(conn: Connection, consumer: int) -> list:  # type: ignore[type-arg]
+    return conn.execute(text("SELECT id, consumer_id, name, query, status, watermark, created_at "
+                             "FROM views WHERE consumer_id = :c ORDER BY id"),
+                        {"c": consumer}).all()
+
+
+def unfinished_jobs(conn: Connection, view: int) -> list:  # type: ignore[type-arg]
+    """The view's jobs not done yet: (kind, status, last_error, done, total,
+    seq: the change-log position the job brings the view to, if any)."""
+    return conn.execute(text(
+        "SELECT j.kind, j.status, j.last_error, p.done, p.total, "
+        "CAST(j.payload->>'seq' AS bigint) AS seq FROM jobs j "
+        "LEFT JOIN job_progress p ON p.job_id = j.id "
+        "WHERE j.view_id = :v AND j.status <> 'done' ORDER BY j.id"), {"v": view}).all()
+
+
+def drop_view(conn: Connection, view: int) -> None:
+    """The view, its jobs, its consents' links and its K-relation tables.
+    Waits for a job running on it (the view's row lock)."""
+    conn.execute(text("SELECT id FROM views WHERE id = :v FOR UPDATE"), {"v": view})
+    for (table,) in conn.execute(text("SELECT table_name FROM krel_tables WHERE view_id = :v"),
+                                 {"v": view}).all():
+        conn.execute(text(f'DROP TABLE IF EXISTS "{table}"'))
+    conn.execute(text("DELETE FROM views WHERE id = :v"), {"v": view})
+
+
+_CONSENTS = """
+SELECT c.id, p.name AS pod, p.owner_id, a.webid AS consumer, c.view_id AS view,
+       c.granted_at, c.revoked_at,
+       (SELECT coalesce(json_agg(json_build_object('action', e.action, 'actor', e.actor,
+                                                   'at', e.at) ORDER BY e.id), '[]')
+          FROM consent_events e WHERE e.consent_id = c.id) AS events
+FROM consents c JOIN pods p ON p.id = c.pod_id JOIN agents a ON a.id = c.consumer_id
+"""
+
+
+def consents(conn: Connection, owner: int | None = None) -> list:  # type: ignore[type-arg]
+    """Every consent with its audit trail (of one owner's pods, if given)."""
+    return conn.execute(text(_CONSENTS + " WHERE CAST(:o AS bigint) IS NULL OR p.owner_id = :o "
+                             "ORDER BY c.id"), {"o": owner}).all()
+
+
+def consent(conn: Connection, consent_id: int):  # type: ignore[no-untyped-def]
+    return conn.execute(text(_CONSENTS + " WHERE c.id = :i"), {"i": consent_id}).one_or_none()

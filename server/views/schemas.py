@@ -1,18 +1,31 @@
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel, Field
 
 
 class ViewIn(BaseModel):
     name: str = Field(min_length=1, max_length=200)
-    query: str = Field(min_length=1, description="a SPARQL 1.1 SELECT or ASK query")
+    query: str = Field(min_length=1, max_length=100_000,
+                       description="a SPARQL 1.1 SELECT or ASK query")
+
+
+class Progress(BaseModel):
+    job: str
+    status: str
+    done: int | None
+    total: int | None
+    error: str | None
 
 
 class ViewOut(BaseModel):
     id: int
     name: str
     query: str
-    status: str
-    watermark: int
-    rows: int
-    plan: str
+    status: str = Field(description="backfilling, ready or failed")
+    watermark: int = Field(description="the change-log sequence number the view reflects")
+    rows: int | None = Field(description="solutions in the view (null while backfilling)")
+    plan: str = Field(description="the maintenance plan in words, one node a line")
+    pending: list[Progress] = Field(description="maintenance jobs not done yet")
+    created_at: datetime

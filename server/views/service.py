@@ -1,41 +1,95 @@
-"""Views: register, describe, read, drop."""
+"""Views: register, describe, read (after catching up with a change), drop.
+A consumer sees only its own views; anyone else is told there is no such
+view."""
 
 from __future__ import annotations
 
-from server.errors import NotFound
-from server.hub import Hub, View
-from server.sparql_json import ask_json, select_json
-from server.views.schemas import ViewIn, ViewOut
-from views.compile import compile_query
+import time
+
+from sqlalchemy import Connection, Engine
+
+from server import pipeline
+from server.auth import Principal, require
+from server.errors import Conflict, NotFound, NotReady
+from server.views.schemas import Progress, ViewIn, ViewOut
+from storage import views_repo
+from views.dataset import Dataset
+from views.maintain import Maintainer
 from views.results import ask, solutions
 
 
-def create(hub: Hub, body: ViewIn) -> View:
-    compiled = compile_query(body.query)  # SparqlSyntaxError / UnsupportedFeature -> 400
-    return hub.add_view(body.name, body.query, compiled)
+def create(engine: Engine, who: Principal, body: ViewIn) -> int:
+    require(who, "consumer")
+    with engine.begin() as c:  # a bad query raises before anything is stored
+        return pipeline.register_view(c, who.agent, body.name, body.query)  # type: ignore[arg-type]
 
 
-def get(hub: Hub, view_id: int) -> View:
-    view = hub.views.get(view_id)
-    if view is None:
+def row(conn: Connection, who: Principal, view_id: int):  # type: ignore[no-untyped-def]
+    found = views_repo.view_row(conn, view_id)
+    if found is None or not (who.is_admin() or found.consumer_id == who.agent):
         raise NotFound(f"no view {view_id}")
-    return view
+    return found
 
 
-def describe(view: View) -> ViewOut:
-    return ViewOut(id=view.id, name=view.name, query=view.text, status="ready",
-                   watermark=view.watermark, rows=sum(view.maintainer.result.values()),
-                   plan=view.maintainer.explain())
+def describe(conn: Connection, who: Principal, view_id: int) -> ViewOut:
+    v = row(conn, who, view_id)
+    compiled = pipeline.compiled(v.query)
+    plan = Maintainer(compiled.pattern, Dataset()).explain()
+    rows = sum(k for k in pipeline.read_view(conn, v.id).values() if k > 0) \
+        if v.status == "ready" else None
+    pending = [Progress(job=j.kind, status=j.status, done=j.done, total=j.total, error=j.last_error)
+               for j in views_repo.unfinished_jobs(conn, v.id)]
+    return ViewOut(id=v.id, name=v.name, query=v.query, status=v.status, watermark=v.watermark,
+                   rows=rows, plan=plan, pending=pending, created_at=v.created_at)
 
 
-def results(view: View) -> dict:  # type: ignore[type-arg]
-    q = view.compiled.query
+def listing(engine: Engine, who: Principal) -> list[ViewOut]:
+    require(who, "consumer")
+    with engine.connect() as c:
+        return [describe(c, who, v.id) for v in views_repo.views_of(c, who.agent)]  # type: ignore[arg-type]
+
+
+def wait_until_current(engine: Engine, who: Principal, view_id: int, min_seq: int,
+                       wait: float) -> None:
+    """Return once the view is ready and reflects every change up to
+    ``min_seq`` (read-your-writes); 503 with Retry-After after ``wait`` s."""
+    deadline = time.monotonic() + wait
+    while True:
+        with engine.connect() as c:
+            v = row(c, who, view_id)
+            if min_seq > views_repo.last_seq(c):
+                raise Conflict(f"there is no change {min_seq} yet "
+                               f"(the last is {views_repo.last_seq(c)})")
+            jobs = views_repo.unfinished_jobs(c, view_id)
+            if v.status == "failed" or any(j.status == "dead" for j in jobs):
+                errors = [j.last_error for j in jobs if j.last_error]
+                raise Conflict(f"view {view_id} failed: {errors[0] if errors else 'see its jobs'}")
+            # Changes, grants and revocations up to min_seq all have their
+            # jobs enqueued by now (in the writer's transaction); once those
+            # are done the view reflects them.
+            if v.status == "ready" and not any(j.seq is None or j.seq <= min_seq for j in jobs):
+                return
+        if time.monotonic() >= deadline:
+            raise NotReady(f"view {view_id} has not caught up with change {min_seq} yet",
+                           {"Retry-After": "1"})
+        time.sleep(0.02)
+
+
+def results(conn: Connection, who: Principal, view_id: int) -> tuple[tuple[str, ...] | None,
+                                                                     list, int]:  # type: ignore[type-arg]
+    """(variables, ordered solutions) of a SELECT, (None, [answer]) of an ASK,
+    and the watermark they reflect."""
+    v = row(conn, who, view_id)
+    q = pipeline.compiled(v.query).query
+    current = pipeline.read_view(conn, v.id)
     if q.form == "ASK":
-        return ask_json(ask(view.maintainer.result))
-    return select_json(q.variables, solutions(q, view.maintainer.result))
+        return None, [ask(current)], v.watermark
+    return q.variables, solutions(q, current), v.watermark
 
 
-def drop(hub: Hub, view_id: int) -> None:
-    with hub.lock:
-        get(hub, view_id)
-        del hub.views[view_id]
+def drop(engine: Engine, who: Principal, view_id: int) -> None:
+    with engine.begin() as c:
+        row(c, who, view_id)
+        views_repo.drop_view(c, view_id)
+
+

@@ -1,0 +1,57 @@
+"""Who is asking: the admin (the token from settings), an agent (a bearer
+token, stored hashed) or nobody. Endpoints state what they allow; a caller
+without a valid token gets 401, a known caller without the right 403, and a
+caller who may not know a pod or view exists gets 404."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from server.errors import Forbidden, Unauthorized
+from storage import pods
+
+
+@dataclass(frozen=True)
+class Principal:
+    role: str  # admin | owner | consumer
+    agent: int | None = None  # agents.id; None for the admin
+    webid: str = "admin"
+
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+
+def new_token() -> tuple[str, bytes]:
+    """A bearer token and the hash that is stored."""
+    token = secrets.token_urlsafe(32)
+    return token, token_hash(token)
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def principal(request: Request) -> Principal:
+    """The authenticated caller (401 when there is none)."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("this endpoint needs a bearer token")
+    token = token.strip()
+    if hmac.compare_digest(token.encode(), request.app.state.settings.admin_token.encode()):
+        return Principal("admin")
+    with request.app.state.engine.connect() as c:
+        row = pods.agent_by_token(c, token_hash(token))
+    if row is None:
+        raise Unauthorized("unknown bearer token")
+    return Principal(row.role, int(row.id), row.webid)
+
+
+def require(who: Principal, *roles: str) -> None:
+    if who.role not in roles:
+        raise Forbidden(f"a {who.role} may not do this (allowed: {', '.join(roles)})")
