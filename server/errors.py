@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DataError
 
 from views.errors import EngineError, SparqlSyntaxError, UnsupportedFeature
 
@@ -97,6 +98,12 @@ def install(app: FastAPI) -> None:
         faults = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
                            for err in e.errors())
         return problem(422, "Invalid request", faults)
+
+    @app.exception_handler(DataError)
+    async def _unstorable(_: Request, e: DataError) -> JSONResponse:
+        # e.g. a NUL character, which Postgres text cannot hold; the
+        # transaction has rolled back, nothing is stored
+        return problem(400, "Value cannot be stored", str(e.orig).splitlines()[0])
 
     @app.exception_handler(EngineError)
     async def _engine(_: Request, e: EngineError) -> JSONResponse:
