@@ -15,6 +15,7 @@ from server import errors, worker
 from server.admin.endpoints import router as admin_router
 from server.config import Settings
 from server.ldp.endpoints import router as ldp_router
+from server.ldp.upstream import Upstream
 from server.views.endpoints import router as views_router
 
 
@@ -43,6 +44,7 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
                   description="Incrementally maintained SPARQL views over Solid pods.")
     app.state.settings = settings
     app.state.engine = engine
+    app.state.upstream = Upstream(settings.upstream_url) if settings.upstream_url else None
     errors.install(app)
     app.include_router(admin_router)
     app.include_router(views_router)

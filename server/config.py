@@ -27,6 +27,7 @@ class Settings(BaseSettings):
     admin_token: str = DEV_ADMIN_TOKEN
     database_url: str | None = None  # None: an embedded Postgres under data_dir
     data_dir: Path = Path(user_data_dir())
+    upstream_url: str | None = None  # a Solid server the pods live on (writes go there first)
     workers: int = 1  # maintenance worker threads inside `podviews serve`
     executor: str = "auto"  # sql | spark | auto (the router picks by the size of the work)
     spark_master: str = "local[*]"

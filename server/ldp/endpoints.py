@@ -4,6 +4,7 @@ POST to containers, DELETE; ETags, conditional requests, and the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Request, Response
@@ -20,7 +21,12 @@ RDF_BODY = {"content": {m: {"schema": {"type": "string"}} for m in rdf.READ}, "r
 
 
 def _base(request: Request) -> str:
-    return request.app.state.settings.public_base  # type: ignore[no-any-return]
+    """Where pods live, so their resources' IRIs: the upstream Solid server's
+    root, or ours."""
+    upstream = request.app.state.upstream
+    if upstream is not None:
+        return upstream.base.rstrip("/")  # type: ignore[no-any-return]
+    return f"{request.app.state.settings.public_base}/pods"
 
 
 def _headers(container: bool, etag: str | None = None) -> dict[str, str]:
@@ -39,10 +45,20 @@ def _headers(container: bool, etag: str | None = None) -> dict[str, str]:
     return out
 
 
-def _written(w: service.Written, container: bool = False) -> Response:
-    headers = {**_headers(container, w.etag), "Podviews-Seq": str(w.seq)}
+def _forward(request: Request, method: str, pod: str, path: str, body: bytes = b"",
+             content_type: str | None = None) -> Callable[[], object] | None:
+    """The write, as sent upstream (when the pods live on a Solid server)."""
+    upstream = request.app.state.upstream
+    if upstream is None:
+        return None
+    headers = {"content-type": content_type} if content_type else {}
+    return lambda: upstream.send(method, pod, path, body, headers)
+
+
+def _written(request: Request, pod: str, w: service.Written) -> Response:
+    headers = {**_headers(False, w.etag), "Podviews-Seq": str(w.seq)}
     if w.created:
-        headers["Location"] = w.iri
+        headers["Location"] = f"{request.app.state.settings.public_base}/pods/{pod}/{w.path}"
     return Response(status_code=201 if w.created else 204, headers=headers)
 
 
@@ -57,7 +73,7 @@ def get_resource(pod: str, path: str, request: Request, who: Who,
     headers = _headers(found.container, etag)
     if if_none_match is not None and service.matches(etag, if_none_match):
         return Response(status_code=304, headers=headers)
-    base = f"{_base(request)}/pods/{pod}/{path}"
+    base = f"{_base(request)}/{pod}/{path}"
     body = rdf.serialize(found.triples, media, base)
     return Response(b"" if request.method == "HEAD" else body, media_type=media, headers=headers)
 
@@ -73,11 +89,13 @@ async def put_resource(pod: str, path: str, request: Request, who: Who,
                        if_match: Annotated[str | None, Header()] = None,
                        if_none_match: Annotated[str | None, Header()] = None) -> Response:
     """Create or replace; the change is the diff against the current resource."""
-    base = f"{_base(request)}/pods/{pod}/{path}"
-    new = rdf.parse(await request.body(), content_type, base)
-    return _written(await run_in_threadpool(
+    base = f"{_base(request)}/{pod}/{path}"
+    body = await request.body()
+    new = rdf.parse(body, content_type, base)
+    return _written(request, pod, await run_in_threadpool(
         service.write, request.app.state.engine, who, _base(request), pod, path,
-        lambda _: new, rdf.media_type(content_type), if_match, if_none_match))
+        lambda _: new, rdf.media_type(content_type), if_match, if_none_match,
+        _forward(request, "PUT", pod, path, body, content_type)))
 
 
 @router.patch("/pods/{pod}/{path:path}", status_code=204,
@@ -99,10 +117,11 @@ async def patch_resource(pod: str, path: str, request: Request, who: Who,
         text = (await request.body()).decode("utf-8")
     except UnicodeDecodeError:
         raise patch.BadPatch("the patch is not UTF-8") from None
-    base = f"{_base(request)}/pods/{pod}/{path}"
-    return _written(await run_in_threadpool(
+    base = f"{_base(request)}/{pod}/{path}"
+    return _written(request, pod, await run_in_threadpool(
         service.write, request.app.state.engine, who, _base(request), pod, path,
-        lambda current: apply(current, text, base), "text/turtle", if_match, if_none_match))
+        lambda current: apply(current, text, base), "text/turtle", if_match, if_none_match,
+        _forward(request, "PATCH", pod, path, text.encode(), content_type)))
 
 
 @router.post("/pods/{pod}/{path:path}", status_code=201, openapi_extra={"requestBody": RDF_BODY})
@@ -111,14 +130,22 @@ async def post_member(pod: str, path: str, request: Request, who: Who,
                       slug: Annotated[str | None, Header()] = None) -> Response:
     """A new member of the container, named after ``Slug``."""
     body = await request.body()
-    rdf.parse(body, content_type, f"{_base(request)}/pods/{pod}/{path}")  # 400 before naming
-    return _written(await run_in_threadpool(
+    rdf.parse(body, content_type, f"{_base(request)}/{pod}/{path}")  # 400 before naming
+    upstream = request.app.state.upstream
+    forward = None
+    if upstream is not None:
+        def forward() -> str:
+            r = upstream.send("POST", pod, path, body, {"content-type": content_type,
+                                                        **({"slug": slug} if slug else {})})
+            return upstream.local_path(pod, r.headers["location"])  # type: ignore[no-any-return]
+    return _written(request, pod, await run_in_threadpool(
         service.create_member, request.app.state.engine, who, _base(request), pod, path, slug,
-        lambda iri: rdf.parse(body, content_type, iri), rdf.media_type(content_type)))
+        lambda iri: rdf.parse(body, content_type, iri), rdf.media_type(content_type), forward))
 
 
 @router.delete("/pods/{pod}/{path:path}", status_code=204, responses={409: {}, 412: {}})
 def delete_resource(pod: str, path: str, request: Request, who: Who,
                     if_match: Annotated[str | None, Header()] = None) -> Response:
-    seq = service.delete(request.app.state.engine, who, _base(request), pod, path, if_match)
+    seq = service.delete(request.app.state.engine, who, _base(request), pod, path, if_match,
+                         _forward(request, "DELETE", pod, path))
     return Response(status_code=204, headers={"Podviews-Seq": str(seq)})

@@ -30,7 +30,7 @@ class Target:
     pod: int
     name: str
     path: str  # below the pod's root; '' is the root container
-    iri: str
+    iri: str  # the resource's IRI: {base}/{pod}/{path}
 
     @property
     def is_container(self) -> bool:
@@ -46,13 +46,14 @@ class Read:
 
 def target(conn: Connection, who: Principal, base: str, pod_name: str, path: str) -> Target:
     """The addressed resource, if the caller may touch the pod (404 otherwise:
-    whether the pod exists is not the caller's business)."""
+    whether the pod exists is not the caller's business). ``base`` is where
+    pods live: our /pods, or the upstream Solid server."""
     pod = pods.pod_row(conn, pod_name)
     if pod is None or not (who.is_admin() or pod.owner_id == who.agent):
         raise NotFound(f"no pod {pod_name}")
     if any(seg in (".", "..") for seg in path.split("/")) or "//" in path:
         raise NotFound(f"no resource {path}")
-    return Target(int(pod.id), pod_name, path, f"{base}/pods/{pod_name}/{path}")
+    return Target(int(pod.id), pod_name, path, f"{base}/{pod_name}/{path}")
 
 
 def read(conn: Connection, t: Target) -> Read:
@@ -89,7 +90,7 @@ class Written:
     seq: int
     etag: str
     created: bool
-    iri: str
+    path: str
 
 
 Change = Callable[[set[Triple]], set[Triple]]
@@ -97,9 +98,10 @@ Change = Callable[[set[Triple]], set[Triple]]
 
 def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
           change: Change, content_type: str, if_match: str | None, if_none_match: str | None,
-          create: bool = True) -> Written:
-    """Apply ``change`` to the resource's triples (creating it when ``create``
-    and absent), under If-Match / If-None-Match."""
+          forward: Callable[[], object] | None = None) -> Written:
+    """Apply ``change`` to the resource's triples (creating it when absent),
+    under If-Match / If-None-Match; ``forward`` sends the write upstream
+    once it is known to apply here, before it commits."""
     with engine.begin() as c:
         t = target(c, who, base, pod_name, path)
         if t.is_container:
@@ -107,38 +109,42 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
                                    "below it, or POST to it", {"Allow": CONTAINER_ALLOW})
         row = pods.resource(c, t.pod, t.path, lock=True)
         _preconditions(row.etag if row else None, if_match, if_none_match)
-        if row is None and not create:
-            raise NotFound(f"no resource {t.path}")
         current = pods.resource_triples(c, row.id) if row else set()
-        seq = pods.put_resource(c, t.pod, t.path, change(current), content_type)
+        new = change(current)
+        if forward is not None:
+            forward()
+        seq = pods.put_resource(c, t.pod, t.path, new, content_type)
         pipeline.changed(c, t.pod, seq)
         etag = pods.resource(c, t.pod, t.path).etag
-    return Written(seq, etag, row is None, t.iri)
+    return Written(seq, etag, row is None, t.path)
 
 
 def create_member(engine: Engine, who: Principal, base: str, pod_name: str, container: str,
                   slug: str | None, parse: Callable[[str], set[Triple]],
-                  content_type: str) -> Written:
+                  content_type: str, forward: Callable[[], str] | None = None) -> Written:
     """POST to a container: a new resource named by the Slug (made safe, and
-    unique)."""
+    unique) — or, with ``forward``, by the upstream server (its path)."""
     with engine.begin() as c:
         t = target(c, who, base, pod_name, container)
         if not t.is_container:
             raise MethodNotAllowed("POST creates members of a container (a path ending in '/')",
                                    {"Allow": RESOURCE_ALLOW})
-        name = re.sub(r"[^A-Za-z0-9._-]", "-", slug or "")[:100].strip(".") or uuid.uuid4().hex
-        path = t.path + name
-        if pods.resource(c, t.pod, path) is not None:
-            path = f"{t.path}{name}-{uuid.uuid4().hex[:8]}"
-        iri = f"{base}/pods/{pod_name}/{path}"
-        seq = pods.put_resource(c, t.pod, path, parse(iri), content_type)
+        if forward is not None:
+            path = forward()
+        else:
+            name = re.sub(r"[^A-Za-z0-9._-]", "-", slug or "")[:100].strip(".") \
+                or uuid.uuid4().hex
+            path = t.path + name
+            if pods.resource(c, t.pod, path) is not None:
+                path = f"{t.path}{name}-{uuid.uuid4().hex[:8]}"
+        seq = pods.put_resource(c, t.pod, path, parse(f"{base}/{pod_name}/{path}"), content_type)
         pipeline.changed(c, t.pod, seq)
         etag = pods.resource(c, t.pod, path).etag
-    return Written(seq, etag, True, iri)
+    return Written(seq, etag, True, path)
 
 
 def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
-           if_match: str | None) -> int:
+           if_match: str | None, forward: Callable[[], object] | None = None) -> int:
     with engine.begin() as c:
         t = target(c, who, base, pod_name, path)
         if t.is_container:
@@ -152,6 +158,8 @@ def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         if row is None:
             raise NotFound(f"no resource {t.path}")
         _preconditions(row.etag, if_match, None)
+        if forward is not None:
+            forward()
         seq = pods.delete_resource(c, t.pod, t.path)
         pipeline.changed(c, t.pod, seq)
     return seq
