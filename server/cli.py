@@ -164,6 +164,9 @@ def _serve(args: argparse.Namespace) -> int:
     url, embedded = open_database(settings.database_url, settings.data_dir)
     try:
         upgrade(url)
+        # uvicorn shuts down gracefully on SIGTERM, then raises it again: let
+        # that end this function normally, so the embedded cluster is stopped
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         uvicorn.run(create_app(url, settings, workers=settings.workers),
                     host=settings.host, port=settings.port)
     finally:

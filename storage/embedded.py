@@ -81,6 +81,9 @@ class Embedded:
         if not (pgdata / "PG_VERSION").exists():
             self._run([str(bindir / "initdb"), "-D", str(pgdata), "-U", self.user,
                        "--auth=trust", "-E", "UTF8", "--no-sync"])
+        # a cluster left running by a process that was killed: stop it first
+        self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"],
+                  check=False)
         self.port = self.port or _free_port()
         opts = f"-p {self.port} -k {self.data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
         self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-o", opts, "-w",

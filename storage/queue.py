@@ -87,6 +87,8 @@ def fail(conn: Connection, job: Job, error: BaseException) -> str:
         "run_after = now() + CAST(:delay AS interval), updated_at = now() WHERE id = :id"),
         {"status": status, "attempts": job.attempts, "error": f"{type(error).__name__}: {error}",
          "delay": f"{(delay or timedelta()).total_seconds()} seconds", "id": job.id})
+    if status == "dead" and job.view_id is not None:  # readers are told, not kept waiting
+        conn.execute(text("UPDATE views SET status = 'failed' WHERE id = :v"), {"v": job.view_id})
     return status
 
 

@@ -212,3 +212,23 @@ def test_revocation_removes_the_pod_and_deletion_drops_the_view(w: World) -> Non
     assert audit[0]["events"][0]["actor"] == w.webids["owner"]
     assert w.client.delete(view, headers=w.as_("consumer")).status_code == 204
     assert w.client.get(view, headers=w.as_("consumer")).status_code == 404
+
+
+def test_a_dead_job_fails_the_view_and_readers_are_told(w: World, migrated: str) -> None:
+    import sqlalchemy as sa
+
+    from storage import queue
+
+    view = _view(w, "SELECT ?s WHERE { ?s :p ?o }")
+    assert _rows(w, view, 0) == []
+    engine = sa.create_engine(migrated)
+    with engine.begin() as c:  # a job the worker cannot run, with no retries left
+        queue.enqueue(c, "grant", int(view.rsplit("/", 1)[1]), {"consent": "none"},
+                      max_attempts=1)
+    engine.dispose()
+    h = w.as_("consumer")
+    r = w.client.get(f"{view}/results", params={"wait": 10}, headers=h)
+    assert r.status_code == 409 and "failed" in r.json()["detail"], r.text
+    status = w.client.get(view, headers=h).json()
+    assert status["status"] == "failed"
+    assert status["pending"][0]["status"] == "dead" and status["pending"][0]["error"]

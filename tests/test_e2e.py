@@ -179,3 +179,32 @@ def test_healthz_and_openapi(served: tuple[str, str]) -> None:
     assert httpx.get(f"{base}/healthz").json() == {"status": "ok"}
     spec = httpx.get(f"{base}/openapi.json").json()
     assert {"/views", "/admin/consents", "/pods/{pod}/{path}"} <= set(spec["paths"])
+
+
+def test_serve_with_no_database_keeps_an_embedded_one(tmp_path: Path) -> None:
+    """`podviews serve` with nothing configured: its own Postgres under the
+    data directory, kept across restarts."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODVIEWS_")}
+    env.update(PODVIEWS_PORT=str(port), PODVIEWS_DATA_DIR=str(tmp_path))
+    base = f"http://127.0.0.1:{port}"
+    admin = {"authorization": "Bearer dev-admin-token"}
+    for run in range(2):
+        proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            for _ in range(600):
+                try:
+                    if httpx.get(f"{base}/healthz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            else:
+                proc.terminate()
+                raise RuntimeError(f"server did not start: {proc.communicate()[0][-3000:]!r}")
+            r = httpx.post(f"{base}/admin/agents", headers=admin,
+                           json={"webid": "https://me.example/#i", "role": "owner"})
+            assert r.status_code == (201 if run == 0 else 409)  # the agent outlived the restart
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
