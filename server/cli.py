@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--owner", default="urn:podviews:loader", help="WebID owning a new pod")
     load.add_argument("--database-url", default=None, help=db_help)
     bench = sub.add_parser("bench", help="benchmarks, printed as tables of ratios")
-    bench.add_argument("scenario", choices=("pipeline-bsbm", "backfill-bsbm", "paper-synthetic"))
+    bench.add_argument("scenario", choices=("paper-bsbm", "pipeline-bsbm", "backfill-bsbm",
+                                            "paper-synthetic"))
     bench.add_argument("--n", type=int, default=200, help="paper-synthetic: nodes per blob")
     bench.add_argument("--p", type=float, default=0.05, help="paper-synthetic: edge fraction")
     bench.add_argument("--data", type=Path, nargs="+", default=[
@@ -58,8 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--count", type=int, default=10, help="update transactions to apply")
     bench.add_argument("--server-url", default="postgresql+psycopg://postgres@127.0.0.1/postgres",
                        help="a Postgres server where scratch databases may be created")
-    bench.add_argument("--executor", nargs="+", default=["sql", "spark"],
-                       choices=("sql", "spark", "auto"), help="backfill-bsbm: executors to run")
+    bench.add_argument("--executor", nargs="+", default=None, choices=("sql", "spark", "auto"),
+                       help="executors to run (default: sql for paper-bsbm, sql and spark "
+                            "for backfill-bsbm)")
+    bench.add_argument("--only", nargs="+", default=None,
+                       help="paper-bsbm: these queries only (Q1 Q2 Q3 Q4 path SUM)")
     bench.add_argument("--json", action="store_true")
     worker = sub.add_parser("worker", help="run maintenance jobs until SIGTERM")
     worker.add_argument("--database-url", default=None, help=db_help)
@@ -89,10 +93,19 @@ def main(argv: list[str] | None = None) -> int:
         rows = syn.run(args.n, args.p)
         _print_rows("paper-synthetic (§5.2.1), executor: memory", rows, args.json)
         return 0 if all(r.equal for r in rows) else 1
+    if args.command == "bench" and args.scenario == "paper-bsbm":
+        from server import bench_paper
+
+        only = [q for q in bench_paper.queries_names() if any(q.startswith(o)
+                                                              for o in args.only or [q])]
+        rows = [r for data in args.data for r in bench_paper.run(
+            args.server_url, data, args.updates, args.count, args.executor or ["sql"], only)]
+        bench_paper.print_table(rows, args.json)
+        return 0 if all(r.equal for r in rows) else 1
     if args.command == "bench" and args.scenario == "backfill-bsbm":
         from server import bench as b
 
-        rows = b.run_backfill_bsbm(args.server_url, args.data[-1], args.executor)
+        rows = b.run_backfill_bsbm(args.server_url, args.data[-1], args.executor or ["sql", "spark"])
         _print_rows(f"backfill-bsbm: {args.data[-1].name}", rows, args.json)
         return 0 if all(r.equal for r in rows) else 1
     if args.command == "bench":
@@ -154,7 +167,6 @@ def _serve(args: argparse.Namespace) -> int:
 
     from server.app import create_app
     from server.config import Settings
-
     from storage.db import open_database
     from storage.migrate import upgrade
 
