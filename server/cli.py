@@ -49,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--database-url", default=None, help=db_help)
     bench = sub.add_parser("bench", help="benchmarks, printed as tables of ratios")
     bench.add_argument("scenario", choices=("paper-bsbm", "pipeline-bsbm", "backfill-bsbm",
-                                            "paper-synthetic"))
+                                            "paper-synthetic", "throughput"))
+    bench.add_argument("--patches", type=int, default=500, help="throughput: PATCHes to send")
+    bench.add_argument("--rate", type=float, default=50.0, help="throughput: PATCHes per second")
     bench.add_argument("--n", type=int, default=200, help="paper-synthetic: nodes per blob")
     bench.add_argument("--p", type=float, default=0.05, help="paper-synthetic: edge fraction")
     bench.add_argument("--data", type=Path, nargs="+", default=[
@@ -93,6 +95,12 @@ def main(argv: list[str] | None = None) -> int:
         rows = syn.run(args.n, args.p)
         _print_rows("paper-synthetic (§5.2.1), executor: memory", rows, args.json)
         return 0 if all(r.equal for r in rows) else 1
+    if args.command == "bench" and args.scenario == "throughput":
+        from server import bench_throughput
+
+        row = bench_throughput.run(args.server_url, args.patches, args.rate)
+        _print_rows("throughput: PATCHes through podviews serve, 10 views", [row], args.json)
+        return 0
     if args.command == "bench" and args.scenario == "paper-bsbm":
         from server import bench_paper
 

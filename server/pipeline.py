@@ -20,6 +20,7 @@ from sqlalchemy import Connection
 from server import spark_exec
 from server.spark_plan import NotOnSpark
 from storage import queue, views_repo
+from storage.db import transient
 from storage.state import Codec, PgRel, PodsGraph, view_tables
 from views.compile import Compiled, compile_query
 from views.dataset import Delta
@@ -155,7 +156,13 @@ class Router:
 def run_one(engine: sa.Engine, worker: str, router: Router = Router()) -> bool:
     """Claim and run one due job; False when there was none."""
     with engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
-        job = queue.claim(conn, worker)
+        try:
+            job = queue.claim(conn, worker)
+        except sa.exc.OperationalError as e:
+            if not transient(e):
+                raise
+            conn.rollback()  # a job row changed under the claim's snapshot: claim again
+            return True
         if job is None:
             conn.rollback()
             return False

@@ -26,7 +26,12 @@ def run(url: str, name: str | None = None, stop: threading.Event | None = None,
     log.info("worker %s started", name)
     try:
         while not stop.is_set():
-            if not pipeline.run_one(engine, name, router or pipeline.Router()):
+            try:
+                ran = pipeline.run_one(engine, name, router or pipeline.Router())
+            except sa.exc.SQLAlchemyError:  # the database away for a moment: keep going
+                log.exception("worker %s: claiming a job failed", name)
+                ran = False
+            if not ran:
                 waker.wait(idle_wait)  # a NOTIFY, or a delayed retry coming due
     finally:
         waker.close()

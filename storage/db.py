@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import random
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+from sqlalchemy.exc import OperationalError
 
 from storage.embedded import Embedded
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def open_database(url: str | None, data_dir: Path) -> tuple[str, Embedded | None]:
@@ -13,3 +23,28 @@ def open_database(url: str | None, data_dir: Path) -> tuple[str, Embedded | None
         return url.replace("postgresql://", "postgresql+psycopg://", 1), None
     pg = Embedded(data_dir / "postgres")
     return pg.start(), pg
+
+
+TRANSIENT = ("40001", "40P01")  # serialization failure, deadlock detected
+
+
+def transient(error: BaseException) -> bool:
+    """Whether running the transaction again may succeed."""
+    return getattr(getattr(error, "orig", None), "sqlstate", None) in TRANSIENT
+
+
+def retrying(fn: Callable[P, T], attempts: int = 5) -> Callable[P, T]:
+    """``fn`` (one transaction) run again after a serialization failure or a
+    deadlock, with a short random back-off."""
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        for attempt in range(attempts):
+            try:
+                return fn(*args, **kwargs)
+            except OperationalError as e:
+                if not transient(e) or attempt == attempts - 1:
+                    raise
+                time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    return run

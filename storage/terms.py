@@ -63,7 +63,8 @@ def _copy_in(conn: Connection, new: list[Identifier]) -> None:
             row = _row(t)
             copy.write_row([row[c] for c in _COLUMNS])
     conn.execute(text(f"INSERT INTO terms ({', '.join(_COLUMNS)}) "
-                      f"SELECT {', '.join(_COLUMNS)} FROM new_terms ON CONFLICT (digest) DO NOTHING"))
+                      f"SELECT {', '.join(_COLUMNS)} FROM new_terms ORDER BY digest "
+                      "ON CONFLICT (digest) DO NOTHING"))  # one order: writers cannot deadlock
 
 
 def _lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:

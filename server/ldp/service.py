@@ -21,6 +21,7 @@ from server.auth import Principal
 from server.errors import Conflict, MethodNotAllowed, NotFound, PreconditionFailed
 from server.ldp.rdf import Triple
 from storage import pods
+from storage.db import retrying
 
 LDP = Namespace("http://www.w3.org/ns/ldp#")
 
@@ -96,6 +97,7 @@ class Written:
 Change = Callable[[set[Triple]], set[Triple]]
 
 
+@retrying
 def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
           change: Change, content_type: str, if_match: str | None, if_none_match: str | None,
           forward: Callable[[], object] | None = None) -> Written:
@@ -119,6 +121,7 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
     return Written(seq, etag, row is None, t.path)
 
 
+@retrying
 def create_member(engine: Engine, who: Principal, base: str, pod_name: str, container: str,
                   slug: str | None, parse: Callable[[str], set[Triple]],
                   content_type: str, forward: Callable[[], str] | None = None) -> Written:
@@ -143,6 +146,7 @@ def create_member(engine: Engine, who: Principal, base: str, pod_name: str, cont
     return Written(seq, etag, True, path)
 
 
+@retrying
 def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
            if_match: str | None, forward: Callable[[], object] | None = None) -> int:
     with engine.begin() as c:
