@@ -65,22 +65,20 @@ def grant(conn: Connection, pod: int, consumer: int, view: int | None = None,
     to each view by a grant job."""
     cid, views = views_repo.grant(conn, pod, consumer, view, actor)
     at = views_repo.last_seq(conn)  # min_seq readers wait for the grant from here on
-    for v in views:
-        queue.enqueue(conn, "grant", v, {"consent": cid, "seq": at})
+    queue.enqueue_many(conn, "grant", views, {"consent": cid, "seq": at})
     return cid
 
 
 def revoke(conn: Connection, consent: int, actor: str = "admin") -> None:
     """Revocation: each view the consent reached loses the pod in a revoke job."""
     at = views_repo.last_seq(conn)
-    for v in views_repo.revoke(conn, consent, actor):
-        queue.enqueue(conn, "revoke", v, {"consent": consent, "seq": at})
+    queue.enqueue_many(conn, "revoke", views_repo.revoke(conn, consent, actor),
+                       {"consent": consent, "seq": at})
 
 
 def changed(conn: Connection, pod: int, seq: int) -> None:
     """After a write to ``pod`` (same transaction): wake every view reading it."""
-    for view in views_repo.views_reading(conn, pod):
-        queue.enqueue(conn, "apply_changes", view, {"seq": seq})
+    queue.enqueue_many(conn, "apply_changes", views_repo.views_reading(conn, pod), {"seq": seq})
 
 
 @functools.lru_cache(maxsize=1024)

@@ -49,6 +49,19 @@ def enqueue(conn: Connection, kind: str, view_id: int | None = None,
     return int(job_id)
 
 
+def enqueue_many(conn: Connection, kind: str, view_ids: list[int],
+                 payload: dict[str, Any] | None = None) -> None:
+    """One job of ``kind`` per view, in one statement and one NOTIFY (a write
+    wakes every view reading its pod)."""
+    if not view_ids:
+        return
+    conn.execute(text(
+        "INSERT INTO jobs (kind, view_id, payload, status, attempts, max_attempts) "
+        "SELECT :kind, v, CAST(:payload AS jsonb), 'queued', 0, 5 FROM unnest(:views) AS v"),
+        {"kind": kind, "views": view_ids, "payload": json.dumps(payload or {})})
+    conn.execute(text("SELECT pg_notify(:channel, :kind)"), {"channel": CHANNEL, "kind": kind})
+
+
 def claim(conn: Connection, worker: str, kinds: tuple[str, ...] | None = None) -> Job | None:
     """Lock the oldest due job in this transaction and mark it running."""
     row = conn.execute(text(

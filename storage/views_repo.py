@@ -15,7 +15,7 @@ def create_view(conn: Connection, consumer: int, name: str, query: str) -> int:
 def lock_view(conn: Connection, view: int):  # type: ignore[no-untyped-def]
     """The view's row, locked for this transaction; None if another holds it."""
     return conn.execute(text("SELECT id, query, status, watermark, consumer_id FROM views "
-                             "WHERE id = :v FOR UPDATE SKIP LOCKED"), {"v": view}).one_or_none()
+                             "WHERE id = :v FOR NO KEY UPDATE SKIP LOCKED"), {"v": view}).one_or_none()
 
 
 def set_state(conn: Connection, view: int, status: str, watermark: int) -> None:
