@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 import sqlalchemy as sa
 from fastapi import FastAPI, Response
 
-from server import errors, worker
+from server import errors, observability, worker
 from server.admin.endpoints import router as admin_router
 from server.config import Settings
 from server.ldp.endpoints import router as ldp_router
@@ -23,13 +23,14 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
     settings = settings or Settings()
     engine = sa.create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
     stop = threading.Event()
+    threads: list[threading.Thread] = []
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        threads = [threading.Thread(target=worker.run, name=f"worker-{i}", daemon=True,
-                                    kwargs={"url": url, "stop": stop, "router": settings.router(),
-                                            "idle_wait": 0.5})
-                   for i in range(workers)]
+        threads[:] = [threading.Thread(target=worker.run, name=f"worker-{i}", daemon=True,
+                                       kwargs={"url": url, "stop": stop,
+                                               "router": settings.router(), "idle_wait": 0.5})
+                      for i in range(workers)]
         for t in threads:
             t.start()
         try:
@@ -46,6 +47,8 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
     app.state.engine = engine
     app.state.upstream = Upstream(settings.upstream_url) if settings.upstream_url else None
     errors.install(app)
+    app.state.metrics = observability.install(app, engine,
+                                              lambda: any(t.is_alive() for t in threads))
     app.include_router(admin_router)
     app.include_router(views_router)
     app.include_router(ldp_router)

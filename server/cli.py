@@ -175,6 +175,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from server.app import create_app
     from server.config import Settings
+    from server.observability import configure_logging
     from storage.db import open_database
     from storage.migrate import upgrade
 
@@ -187,8 +188,9 @@ def _serve(args: argparse.Namespace) -> int:
         # uvicorn shuts down gracefully on SIGTERM, then raises it again: let
         # that end this function normally, so the embedded cluster is stopped
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        configure_logging()
         uvicorn.run(create_app(url, settings, workers=settings.workers),
-                    host=settings.host, port=settings.port)
+                    host=settings.host, port=settings.port, log_config=None)
     finally:
         if embedded is not None:
             embedded.stop()

@@ -189,3 +189,9 @@ def paths_under(conn: Connection, pod: int, prefix: str) -> list[str]:
     return [r[0] for r in conn.execute(text(
         "SELECT path FROM resources WHERE pod_id = :pod AND starts_with(path, :pre) "
         "ORDER BY path"), {"pod": pod, "pre": prefix})]
+
+
+def change_size(conn: Connection, seq: int) -> int:
+    """Triples inserted and deleted in the resource by change ``seq``."""
+    return int(conn.execute(text("SELECT inserted + deleted FROM changes WHERE seq = :s"),
+                            {"s": seq}).scalar_one())

@@ -56,6 +56,7 @@ def _forward(request: Request, method: str, pod: str, path: str, body: bytes = b
 
 
 def _written(request: Request, pod: str, w: service.Written) -> Response:
+    request.app.state.metrics.batch.observe(w.triples)
     headers = {**_headers(False, w.etag), "Podviews-Seq": str(w.seq)}
     if w.created:
         headers["Location"] = f"{request.app.state.settings.public_base}/pods/{pod}/{w.path}"

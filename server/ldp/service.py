@@ -92,6 +92,7 @@ class Written:
     etag: str
     created: bool
     path: str
+    triples: int  # triples the write changed in the resource
 
 
 Change = Callable[[set[Triple]], set[Triple]]
@@ -118,7 +119,8 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         seq = pods.put_resource(c, t.pod, t.path, new, content_type)
         pipeline.changed(c, t.pod, seq)
         etag = pods.resource(c, t.pod, t.path).etag
-    return Written(seq, etag, row is None, t.path)
+        changed = pods.change_size(c, seq)
+    return Written(seq, etag, row is None, t.path, changed)
 
 
 @retrying
@@ -143,7 +145,8 @@ def create_member(engine: Engine, who: Principal, base: str, pod_name: str, cont
         seq = pods.put_resource(c, t.pod, path, parse(f"{base}/{pod_name}/{path}"), content_type)
         pipeline.changed(c, t.pod, seq)
         etag = pods.resource(c, t.pod, path).etag
-    return Written(seq, etag, True, path)
+        changed = pods.change_size(c, seq)
+    return Written(seq, etag, True, path, changed)
 
 
 @retrying

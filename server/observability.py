@@ -1,0 +1,161 @@
+"""What operators watch: a request id on every request and log line,
+structured JSON logs, Prometheus metrics (``/metrics``) and readiness
+(``/readyz``: the database answers and a worker is connected to it).
+
+Request metrics are counted in process; queue depth, per-view lag, job
+failures and views by status are read from the database at scrape time, so
+they cover every worker process, not only this one's threads."""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+
+import sqlalchemy as sa
+from fastapi import FastAPI, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
+log = logging.getLogger("podviews.http")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, message, the request id
+    (when serving a request), any ``extra`` fields, and the exception."""
+
+    RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message"}
+
+    def format(self, record: logging.LogRecord) -> str:
+        out = {"time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"), "level": record.levelname,
+               "logger": record.name, "message": record.getMessage()}
+        if request_id.get():
+            out["request_id"] = request_id.get()
+        out.update({k: v for k, v in vars(record).items()
+                    if k not in self.RESERVED and k not in out and not k.startswith("_")})
+        if record.exc_info:
+            out["exception"] = self.formatException(record.exc_info)
+        return json.dumps(out, default=str)
+
+
+def configure_logging(level: str = "INFO") -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for name in ("uvicorn", "uvicorn.error"):
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True
+    logging.getLogger("uvicorn.access").disabled = True  # our request log replaces it
+
+
+class Metrics:
+    def __init__(self, engine: sa.Engine) -> None:
+        self.registry = CollectorRegistry()
+        self.latency = Histogram("podviews_request_seconds", "HTTP request latency",
+                                 ["method", "route", "status"], registry=self.registry)
+        self.batch = Histogram("podviews_write_triples", "triples changed by one pod write",
+                               buckets=(0, 1, 2, 5, 10, 50, 100, 1000, 10_000, 100_000),
+                               registry=self.registry)
+        self.registry.register(_Pipeline(engine))
+
+
+_QUEUE = "SELECT kind, status, count(*) AS n FROM jobs WHERE status <> 'done' GROUP BY 1, 2"
+_FAILURES = ("SELECT kind, count(*) FILTER (WHERE status = 'dead') AS dead, "
+             "coalesce(sum(GREATEST(attempts - CASE WHEN status = 'done' THEN 1 ELSE 0 END, 0)), 0) "
+             "AS failed FROM jobs GROUP BY 1")
+_LAG = """
+SELECT v.id, v.name, v.status,
+       GREATEST(coalesce(max(CAST(j.payload->>'seq' AS bigint)), v.watermark) - v.watermark, 0)
+         AS seqs,
+       coalesce(extract(epoch FROM now() - min(j.created_at)), 0) AS seconds
+FROM views v LEFT JOIN jobs j ON j.view_id = v.id AND j.status <> 'done'
+GROUP BY v.id ORDER BY v.id"""
+
+
+class _Pipeline(Collector):
+    """Read from the database when scraped."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        depth = GaugeMetricFamily("podviews_queue_jobs", "jobs not done, by kind and status",
+                                  labels=["kind", "status"])
+        dead = GaugeMetricFamily("podviews_jobs_dead", "jobs in the dead-letter state",
+                                 labels=["kind"])
+        failed = GaugeMetricFamily("podviews_job_failures", "failed job attempts so far",
+                                   labels=["kind"])
+        lag_seq = GaugeMetricFamily("podviews_view_lag_changes",
+                                    "changes the view has not applied yet", labels=["view"])
+        lag_s = GaugeMetricFamily("podviews_view_lag_seconds",
+                                  "age of the view's oldest pending job", labels=["view"])
+        status = GaugeMetricFamily("podviews_views", "views by status", labels=["status"])
+        with self.engine.connect() as c:
+            for r in c.execute(sa.text(_QUEUE)):
+                depth.add_metric([r.kind, r.status], r.n)
+            for r in c.execute(sa.text(_FAILURES)):
+                dead.add_metric([r.kind], r.dead)
+                failed.add_metric([r.kind], float(r.failed))
+            counts: dict[str, int] = {}
+            for r in c.execute(sa.text(_LAG)):
+                lag_seq.add_metric([str(r.id)], float(r.seqs))
+                lag_s.add_metric([str(r.id)], float(r.seconds))
+                counts[r.status] = counts.get(r.status, 0) + 1
+        for s, n in counts.items():
+            status.add_metric([s], n)
+        yield from (depth, dead, failed, lag_seq, lag_s, status)
+
+
+def install(app: FastAPI, engine: sa.Engine, workers_alive: Callable[[], bool]) -> Metrics:
+    metrics = Metrics(engine)
+
+    @app.middleware("http")
+    async def observe(request: Request, call_next: Callable[[Request], Awaitable[Response]]
+                      ) -> Response:
+        rid = request.headers.get("x-request-id") or uuid.uuid4().hex
+        token = request_id.set(rid)
+        start = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+            response.headers["X-Request-Id"] = rid
+            return response
+        finally:
+            took = time.perf_counter() - start
+            route = getattr(request.scope.get("route"), "path", "unmatched")
+            metrics.latency.labels(request.method, route, str(status)).observe(took)
+            log.info("%s %s %s", request.method, request.url.path, status,
+                     extra={"status": status, "ms": round(took * 1000, 2), "route": route})
+            request_id.reset(token)
+
+    @app.get("/metrics", tags=["ops"], include_in_schema=False)
+    def prometheus() -> Response:
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/readyz", tags=["ops"], responses={503: {}})
+    def readyz() -> Response:
+        try:
+            with engine.connect() as c:
+                workers = c.execute(sa.text(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE application_name LIKE 'podviews-worker%'")).scalar_one()
+        except sa.exc.OperationalError:
+            return _status(503, database="unreachable")
+        if not (workers or workers_alive()):
+            return _status(503, database="ok", workers="none connected")
+        return _status(200, database="ok", workers="ok")
+
+    return metrics
+
+
+def _status(code: int, **fields: str) -> Response:
+    return Response(json.dumps({"status": "ready" if code == 200 else "not ready", **fields}),
+                    status_code=code, media_type="application/json")
