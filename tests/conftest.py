@@ -11,6 +11,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -47,20 +48,32 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         shutil.rmtree(pg.data_dir, ignore_errors=True)
 
 
-@pytest.fixture
-def database(pg_server: str) -> Iterator[str]:
-    """The URL of a fresh, empty database, dropped afterwards."""
-    name = f"pv_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(pg_server, isolation_level="AUTOCOMMIT")
+@contextmanager
+def scratch_database(server: str, prefix: str = "pv", migrate: bool = False) -> Iterator[str]:
+    """The URL of a new database on ``server`` (migrated if asked), dropped
+    afterwards."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
     with admin.connect() as c:
         c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.make_url(pg_server).set(database=name).render_as_string(hide_password=False)
+    url = sa.make_url(server).set(database=name).render_as_string(hide_password=False)
     try:
+        if migrate:
+            from storage.migrate import upgrade
+
+            upgrade(url)
         yield url
     finally:
         with admin.connect() as c:
             c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture
+def database(pg_server: str) -> Iterator[str]:
+    """The URL of a fresh, empty database, dropped afterwards."""
+    with scratch_database(pg_server) as url:
+        yield url
 
 
 @pytest.fixture

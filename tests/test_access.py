@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.api_helpers import TURTLE, World, world
+from tests.conftest import scratch_database
 
 WHO = ("anonymous", "other_owner", "other_consumer", "owner", "consumer", "admin")
 N3 = ("@prefix solid: <http://www.w3.org/ns/solid/terms#>.\n"
@@ -85,28 +86,11 @@ CASES: dict[str, tuple[Request, tuple[int, ...]]] = {
 
 
 @pytest.fixture(scope="module")
-def w(pg_server: str, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    import uuid
-
-    import sqlalchemy as sa
-
-    from storage.migrate import upgrade
-
-    name = f"pv_access_{uuid.uuid4().hex[:8]}"
-    admin = sa.create_engine(pg_server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.make_url(pg_server).set(database=name).render_as_string(hide_password=False)
-    upgrade(url)
-    try:
-        with world(url) as w:
-            _resource(w, "doc")
-            w.view = _view(w)  # type: ignore[attr-defined]
-            yield w
-    finally:
-        with admin.connect() as c:
-            c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+def w(pg_server: str):  # type: ignore[no-untyped-def]
+    with scratch_database(pg_server, "pv_access", migrate=True) as url, world(url) as w:
+        _resource(w, "doc")
+        w.view = _view(w)  # type: ignore[attr-defined]
+        yield w
 
 
 @pytest.mark.parametrize("endpoint", list(CASES))

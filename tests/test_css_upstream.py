@@ -6,20 +6,17 @@ the query over the pod as the Solid server holds it."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pyoxigraph as ox
 import pytest
-import sqlalchemy as sa
 
-from tests.test_e2e import ADMIN, _free_port
+from tests.conftest import scratch_database
+from tests.test_e2e import ADMIN, _free_port, serving, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[1]
 CSS_HOME = ROOT / ".css"  # npm install --prefix .css @solid/community-server@7
@@ -28,18 +25,6 @@ CONFIG = Path(__file__).parent / "css" / "allow-all.json"
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None,
                                 reason="Node.js is not installed: no Community Solid Server")
-
-
-def _wait(url: str, proc: subprocess.Popen, what: str) -> None:  # type: ignore[type-arg]
-    for _ in range(600):
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited: {proc.stdout.read().decode()[-2000:]}")  # type: ignore[union-attr]
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{what} did not start")
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +38,7 @@ def css() -> Iterator[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/"
     try:
-        _wait(base, proc, "the Community Solid Server")
+        wait_until_up(base, proc, "the Community Solid Server")
         yield base
     finally:
         proc.terminate()
@@ -62,29 +47,10 @@ def css() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def front(css: str, pg_server: str) -> Iterator[str]:
-    import uuid
-
-    name = f"pv_css_{uuid.uuid4().hex[:8]}"
-    admin = sa.create_engine(pg_server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.make_url(pg_server).set(database=name).render_as_string(hide_password=False)
-    port = _free_port()
-    env = {**os.environ, "PODVIEWS_PORT": str(port), "PODVIEWS_DATABASE_URL": url,
-           "PODVIEWS_ADMIN_TOKEN": ADMIN, "PODVIEWS_EXECUTOR": "sql",
-           "PODVIEWS_UPSTREAM_URL": css}
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait(f"{base}/healthz", proc, "podviews serve")
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        with admin.connect() as c:
-            c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with scratch_database(pg_server, "pv_css") as url:
+        with serving({"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
+                      "PODVIEWS_UPSTREAM_URL": css}) as base:
+            yield base
 
 
 QUERY = """PREFIX foaf: <http://xmlns.com/foaf/0.1/>

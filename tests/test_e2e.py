@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -21,6 +22,7 @@ import pytest
 import sqlalchemy as sa
 
 from server.bench import q1_params
+from tests.conftest import scratch_database
 
 BSBM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bsbm"
 ADMIN = "e2e-admin-token"
@@ -35,35 +37,39 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def served(pg_server: str) -> Iterator[tuple[str, str]]:
     """(base URL, database URL) of a server process on a fresh database."""
-    import uuid
+    with scratch_database(pg_server, "pv_e2e") as url:
+        with serving({"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql"}) as base:
+            yield base, url
 
-    name = f"pv_e2e_{uuid.uuid4().hex[:8]}"
-    admin = sa.create_engine(pg_server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.make_url(pg_server).set(database=name).render_as_string(hide_password=False)
+
+@contextmanager
+def serving(env: dict[str, str]) -> Iterator[str]:
+    """A `podviews serve` process with these settings (and ADMIN as admin
+    token); its base URL once /healthz answers."""
     port = _free_port()
-    env = {**os.environ, "PODVIEWS_PORT": str(port), "PODVIEWS_DATABASE_URL": url,
-           "PODVIEWS_ADMIN_TOKEN": ADMIN, "PODVIEWS_EXECUTOR": "sql"}
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve"], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve"],
+                            env={**os.environ, "PODVIEWS_PORT": str(port),
+                                 "PODVIEWS_ADMIN_TOKEN": ADMIN, **env},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{base}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        else:
-            raise RuntimeError("server did not start")
-        yield base, url
+        wait_until_up(f"{base}/healthz", proc, "podviews serve")
+        yield base
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
-        with admin.connect() as c:
-            c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+        proc.wait(timeout=60)
+
+
+def wait_until_up(url: str, proc: subprocess.Popen, what: str) -> None:  # type: ignore[type-arg]
+    for _ in range(600):
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited: {proc.stdout.read().decode()[-3000:]}")  # type: ignore[union-attr]
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{what} did not start")
 
 
 def _explore_query_1(p: dict[str, str]) -> str:

@@ -17,7 +17,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def _example() -> str:
     text = README.read_text()
     section = text[text.index("## Try it"):]
-    return re.search(r"```sh\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
+    return re.search(r"```sh\n(.*?)```", section, re.DOTALL).group(1)  # type: ignore[union-attr]
 
 
 def test_readme_example_runs(served: tuple[str, str]) -> None:  # noqa: F811

@@ -14,38 +14,21 @@ from hypothesis import HealthCheck, given, settings
 from server.app import create_app
 from server.config import Settings
 from tests.api_helpers import ADMIN, TURTLE, World, world
+from tests.conftest import scratch_database
 
 
 @pytest.fixture(scope="module")
 def api(pg_server: str) -> Iterator[tuple[World, object]]:
-    import uuid
-
-    import sqlalchemy as sa
-
-    from storage.migrate import upgrade
-
-    name = f"pv_fuzz_{uuid.uuid4().hex[:8]}"
-    admin = sa.create_engine(pg_server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.make_url(pg_server).set(database=name).render_as_string(hide_password=False)
-    upgrade(url)
-    try:
-        with world(url) as w:  # agents, pods, a resource, a view and a consent to hit
-            w.client.put("/pods/alice/doc", content="<#a> <#b> 1 .",
-                         headers={**TURTLE, **w.as_("owner")})
-            w.client.post("/views", json={"name": "v", "query": "SELECT * { ?s ?p ?o }"},
-                          headers=w.as_("consumer"))
-            w.client.post("/admin/consents", json={"pod": "alice",
-                                                   "consumer": w.webids["consumer"]},
-                          headers=w.as_("owner"))
-            app = create_app(url, Settings(admin_token=ADMIN, base_url="http://pods.test"),
-                             workers=0)
-            yield w, schemathesis.openapi.from_asgi("/openapi.json", app)
-    finally:
-        with admin.connect() as c:
-            c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with scratch_database(pg_server, "pv_fuzz", migrate=True) as url, world(url) as w:
+        # agents, pods, a resource, a view and a consent to hit
+        w.client.put("/pods/alice/doc", content="<#a> <#b> 1 .",
+                     headers={**TURTLE, **w.as_("owner")})
+        w.client.post("/views", json={"name": "v", "query": "SELECT * { ?s ?p ?o }"},
+                      headers=w.as_("consumer"))
+        w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids["consumer"]},
+                      headers=w.as_("owner"))
+        app = create_app(url, Settings(admin_token=ADMIN, base_url="http://pods.test"), workers=0)
+        yield w, schemathesis.openapi.from_asgi("/openapi.json", app)
 
 
 def test_no_server_errors(api: tuple[World, object]) -> None:
