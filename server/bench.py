@@ -96,7 +96,7 @@ def run_backfill_bsbm(server_url: str, data: Path, executors: list[str]) -> list
     from server.oracle import our_rows, oxigraph_rows
     from views.compile import compile_query
 
-    engine = sa.create_engine(_fresh_database(server_url, "backfill"))
+    engine = sa.create_engine(fresh_database(server_url, "backfill"))
     with engine.begin() as c:
         _, consumer = _bsbm_pod(c, read_triples(data))
     store = ox.Store()
@@ -144,7 +144,7 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
     stream = update_stream(updates, count)
     rows = []
     for data in datasets:
-        engine = sa.create_engine(_fresh_database(server_url,
+        engine = sa.create_engine(fresh_database(server_url,
                                                   data.name.split(".")[0].replace("-", "_")))
         triples = read_triples(data)
         with engine.begin() as c:
@@ -184,7 +184,7 @@ def _bsbm_pod(c: sa.Connection, triples: list[tuple]) -> tuple[int, int]:
     return pod, consumer
 
 
-def _fresh_database(server_url: str, name: str) -> str:
+def fresh_database(server_url: str, name: str) -> str:
     """A new, migrated database on ``server_url``."""
     admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
     db = f"podviews_bench_{name}"

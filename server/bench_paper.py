@@ -35,7 +35,7 @@ import sqlalchemy as sa
 from rdflib import RDF, RDFS, BNode, Literal, URIRef
 
 from server import pipeline
-from server.bench import BSBM, PATH, PREFIXES, SUM, _fresh_database, q1_params, update_stream
+from server.bench import BSBM, PATH, PREFIXES, SUM, fresh_database, q1_params, update_stream
 from server.oracle import our_rows, oxigraph_rows
 from storage import pods
 from views.compile import compile_query
@@ -193,7 +193,7 @@ def run(server_url: str, data: Path, updates: Path, count: int, executors: list[
     stream = update_stream(updates, count)
     for executor in executors:
         tag = data.name.split(".")[0].replace("-", "_")
-        engine = sa.create_engine(_fresh_database(server_url, f"paper_{tag}_{executor}"))
+        engine = sa.create_engine(fresh_database(server_url, f"paper_{tag}_{executor}"))
         pod = Pod(engine, triples, f"urn:bench:consumer:{executor}")
         params = parameters(pod.store, data)
         for name, text in queries(params).items():

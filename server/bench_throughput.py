@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +16,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from server.bench import _fresh_database
+from server.bench import fresh_database
+from server.process import serving
 
 ADMIN = "bench-admin-token"
 EX = "PREFIX : <http://ex/>\n"
@@ -57,41 +56,13 @@ def _patch(i: int) -> str:
 
 
 def run(server_url: str, patches: int = 500, rate: float = 50.0, workers: int = 2) -> ThroughputRow:
-    url = _fresh_database(server_url, "throughput")
-    port = _free_port()
-    env = {**os.environ, "PODVIEWS_PORT": str(port), "PODVIEWS_DATABASE_URL": url,
+    env = {"PODVIEWS_DATABASE_URL": fresh_database(server_url, "throughput"),
            "PODVIEWS_ADMIN_TOKEN": ADMIN, "PODVIEWS_EXECUTOR": "sql",
            "PODVIEWS_WORKERS": str(workers)}
     server_log = os.environ.get("PODVIEWS_BENCH_LOG", os.devnull)  # the server's own log
-    with open(server_log, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve"], env=env,
-                                stdout=log, stderr=subprocess.STDOUT)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            _wait(base)
-            owner, consumer, views = _setup(base)
-            return _stream(owner, consumer, views, patches, rate)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=60)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait(base: str) -> None:
-    for _ in range(600):
-        try:
-            if httpx.get(f"{base}/healthz").status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise RuntimeError("podviews serve did not start")
+    with open(server_log, "wb") as log, serving(env, log) as base:
+        owner, consumer, views = _setup(base)
+        return _stream(owner, consumer, views, patches, rate)
 
 
 def _setup(base: str) -> tuple[httpx.Client, httpx.Client, list[str]]:

@@ -45,7 +45,7 @@ def _reachable_by_others(path: Path) -> bool:
     return True
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -84,7 +84,7 @@ class Embedded:
         # a cluster left running by a process that was killed: stop it first
         self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"],
                   check=False)
-        self.port = self.port or _free_port()
+        self.port = self.port or free_port()
         opts = f"-p {self.port} -k {self.data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
         self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-o", opts, "-w",
                    "-l", str(self.data_dir / "postgres.log"), "start"])

@@ -15,8 +15,10 @@ import httpx
 import pyoxigraph as ox
 import pytest
 
+from server.process import serving, wait_until_up
+from storage.embedded import free_port
 from tests.conftest import scratch_database
-from tests.test_e2e import ADMIN, _free_port, serving, wait_until_up
+from tests.test_e2e import ADMIN
 
 ROOT = Path(__file__).resolve().parents[1]
 CSS_HOME = ROOT / ".css"  # npm install --prefix .css @solid/community-server@7
@@ -32,7 +34,7 @@ def css() -> Iterator[str]:
     if not CSS_BIN.exists():  # .ci/run installs it; a developer's first run does here
         subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(CSS_HOME),
                         "@solid/community-server@7"], check=True, capture_output=True)
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([str(CSS_BIN), "-c", str(CONFIG), "-p", str(port), "-l", "warn",
                              "-b", f"http://127.0.0.1:{port}/"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -49,7 +51,7 @@ def css() -> Iterator[str]:
 def front(css: str, pg_server: str) -> Iterator[str]:
     with scratch_database(pg_server, "pv_css") as url:
         with serving({"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
-                      "PODVIEWS_UPSTREAM_URL": css}) as base:
+                      "PODVIEWS_UPSTREAM_URL": css, "PODVIEWS_ADMIN_TOKEN": ADMIN}) as base:
             yield base
 
 

@@ -7,13 +7,7 @@ revocation the view and every one of its K-relations hold nothing."""
 from __future__ import annotations
 
 import gzip
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -22,54 +16,20 @@ import pytest
 import sqlalchemy as sa
 
 from server.bench import q1_params
+from server.process import serving
 from tests.conftest import scratch_database
 
 BSBM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bsbm"
 ADMIN = "e2e-admin-token"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def served(pg_server: str) -> Iterator[tuple[str, str]]:
     """(base URL, database URL) of a server process on a fresh database."""
     with scratch_database(pg_server, "pv_e2e") as url:
-        with serving({"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql"}) as base:
+        with serving({"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
+                      "PODVIEWS_ADMIN_TOKEN": ADMIN}) as base:
             yield base, url
-
-
-@contextmanager
-def serving(env: dict[str, str]) -> Iterator[str]:
-    """A `podviews serve` process with these settings (and ADMIN as admin
-    token); its base URL once /healthz answers."""
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve"],
-                            env={**os.environ, "PODVIEWS_PORT": str(port),
-                                 "PODVIEWS_ADMIN_TOKEN": ADMIN, **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(f"{base}/healthz", proc, "podviews serve")
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
-
-
-def wait_until_up(url: str, proc: subprocess.Popen, what: str) -> None:  # type: ignore[type-arg]
-    for _ in range(600):
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited: {proc.stdout.read().decode()[-3000:]}")  # type: ignore[union-attr]
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{what} did not start")
 
 
 def _explore_query_1(p: dict[str, str]) -> str:
@@ -190,27 +150,9 @@ def test_healthz_and_openapi(served: tuple[str, str]) -> None:
 def test_serve_with_no_database_keeps_an_embedded_one(tmp_path: Path) -> None:
     """`podviews serve` with nothing configured: its own Postgres under the
     data directory, kept across restarts."""
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PODVIEWS_")}
-    env.update(PODVIEWS_PORT=str(port), PODVIEWS_DATA_DIR=str(tmp_path))
-    base = f"http://127.0.0.1:{port}"
     admin = {"authorization": "Bearer dev-admin-token"}
     for run in range(2):
-        proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve"], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        try:
-            for _ in range(600):
-                try:
-                    if httpx.get(f"{base}/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.1)
-            else:
-                proc.terminate()
-                raise RuntimeError(f"server did not start: {proc.communicate()[0][-3000:]!r}")
+        with serving({"PODVIEWS_DATA_DIR": str(tmp_path)}, inherit=False) as base:
             r = httpx.post(f"{base}/admin/agents", headers=admin,
                            json={"webid": "https://me.example/#i", "role": "owner"})
             assert r.status_code == (201 if run == 0 else 409)  # the agent outlived the restart
-        finally:
-            proc.terminate()
-            proc.wait(timeout=60)

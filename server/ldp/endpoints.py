@@ -17,7 +17,7 @@ from server.ldp import patch, rdf, service
 router = APIRouter(tags=["ldp"])
 Who = Annotated[Principal, Depends(principal)]
 PATCH_TYPES = {"text/n3": patch.n3_patch, "application/sparql-update": patch.sparql_update}
-RDF_BODY = {"content": {m: {"schema": {"type": "string"}} for m in rdf.READ}, "required": True}
+RDF_BODY = {"content": {m: {"schema": {"type": "string"}} for m in rdf.FORMATS}, "required": True}
 
 
 def _base(request: Request) -> str:
@@ -36,10 +36,10 @@ def _headers(container: bool, etag: str | None = None) -> dict[str, str]:
     out = {"Link": ", ".join(kinds), "Vary": "Accept, Authorization",
            "Allow": service.CONTAINER_ALLOW if container else service.RESOURCE_ALLOW}
     if container:
-        out["Accept-Post"] = ", ".join(rdf.READ)
+        out["Accept-Post"] = ", ".join(rdf.FORMATS)
     else:
         out["Accept-Patch"] = ", ".join(PATCH_TYPES)
-        out["Accept-Put"] = ", ".join(rdf.READ)
+        out["Accept-Put"] = ", ".join(rdf.FORMATS)
     if etag:
         out["ETag"] = f'"{etag}"'
     return out
@@ -64,7 +64,7 @@ def _written(request: Request, pod: str, w: service.Written) -> Response:
 
 
 @router.get("/pods/{pod}/{path:path}",
-            responses={200: {"content": {m: {} for m in rdf.WRITE}}, 304: {}})
+            responses={200: {"content": {m: {} for m in rdf.FORMATS}}, 304: {}})
 def get_resource(pod: str, path: str, request: Request, who: Who,
                  if_none_match: Annotated[str | None, Header()] = None) -> Response:
     with request.app.state.engine.connect() as c:

@@ -8,8 +8,8 @@ from rdflib.term import Identifier
 from server.errors import BadRdf, UnsupportedMediaType
 
 Triple = tuple[Identifier, Identifier, Identifier]
-READ = {"text/turtle": "turtle", "application/n-triples": "nt", "application/ld+json": "json-ld"}
-WRITE = {"text/turtle": "turtle", "application/n-triples": "nt", "application/ld+json": "json-ld"}
+# media type -> rdflib format, read and written alike
+FORMATS = {"text/turtle": "turtle", "application/n-triples": "nt", "application/ld+json": "json-ld"}
 
 
 def media_type(header: str) -> str:
@@ -17,10 +17,10 @@ def media_type(header: str) -> str:
 
 
 def parse(body: bytes, content_type: str, base: str) -> set[Triple]:
-    fmt = READ.get(media_type(content_type))
+    fmt = FORMATS.get(media_type(content_type))
     if fmt is None:
         raise UnsupportedMediaType(f"cannot read {content_type or 'a body without a type'}; "
-                                   f"use one of {', '.join(READ)}")
+                                   f"use one of {', '.join(FORMATS)}")
     g = Graph()
     try:
         g.parse(data=body.decode("utf-8"), format=fmt, publicID=base)
@@ -43,7 +43,7 @@ def negotiate(accept: str) -> str:
                 except ValueError:
                     q = 0.0
         name = fields[0].lower()
-        for ours in WRITE:
+        for ours in FORMATS:
             if (name == ours or name in ("*/*", ours.split("/")[0] + "/*")) and q > best_q and q > 0:
                 best, best_q = ours, q - i * 1e-6
                 break
@@ -55,6 +55,6 @@ def serialize(triples: set[Triple], media: str, base: str | None = None) -> byte
     for t in triples:
         g.add(t)
     g.bind("ldp", "http://www.w3.org/ns/ldp#")
-    out = g.serialize(format=WRITE[media], base=base) if media == "text/turtle" else \
-        g.serialize(format=WRITE[media])
+    out = g.serialize(format=FORMATS[media], base=base) if media == "text/turtle" else \
+        g.serialize(format=FORMATS[media])
     return out.encode() if isinstance(out, str) else out

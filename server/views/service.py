@@ -4,6 +4,7 @@ view."""
 
 from __future__ import annotations
 
+import functools
 import time
 
 from sqlalchemy import Connection, Engine
@@ -33,14 +34,19 @@ def row(conn: Connection, who: Principal, view_id: int):  # type: ignore[no-unty
 
 def describe(conn: Connection, who: Principal, view_id: int) -> ViewOut:
     v = row(conn, who, view_id)
-    compiled = pipeline.compiled(v.query)
-    plan = Maintainer(compiled.pattern, Dataset()).explain()
+    plan = _plan(v.query)
     rows = sum(k for k in pipeline.read_view(conn, v.id).values() if k > 0) \
         if v.status == "ready" else None
     pending = [Progress(job=j.kind, status=j.status, done=j.done, total=j.total, error=j.last_error)
                for j in views_repo.unfinished_jobs(conn, v.id)]
     return ViewOut(id=v.id, name=v.name, query=v.query, status=v.status, watermark=v.watermark,
                    rows=rows, plan=plan, pending=pending, created_at=v.created_at)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(query: str) -> str:
+    """The maintenance plan in words (the same for every read of a view)."""
+    return Maintainer(pipeline.compiled(query).pattern, Dataset()).explain()
 
 
 def listing(engine: Engine, who: Principal) -> list[ViewOut]:
