@@ -17,6 +17,7 @@ from server.config import Settings
 from server.ldp.endpoints import router as ldp_router
 from server.ldp.upstream import Upstream
 from server.views.endpoints import router as views_router
+from server.views.notices import ViewNotices
 
 
 def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> FastAPI:
@@ -33,9 +34,11 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
                       for i in range(workers)]
         for t in threads:
             t.start()
+        app.state.notices = ViewNotices(url)
         try:
             yield
         finally:
+            app.state.notices.close()
             stop.set()
             for t in threads:
                 t.join(timeout=30)
@@ -45,6 +48,7 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
                   description="Incrementally maintained SPARQL views over Solid pods.")
     app.state.settings = settings
     app.state.engine = engine
+    app.state.notices = None  # listening from start-up on
     app.state.upstream = Upstream(settings.upstream_url) if settings.upstream_url else None
     errors.install(app)
     app.state.metrics = observability.install(app, engine,

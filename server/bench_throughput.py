@@ -15,9 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import httpx
+import sqlalchemy as sa
 
+from server import pipeline
 from server.bench import fresh_database
-from server.process import serving
+from server.process import serving, working
 
 ADMIN = "bench-admin-token"
 EX = "PREFIX : <http://ex/>\n"
@@ -44,25 +46,41 @@ class ThroughputRow:
     freshness_p50_ms: float
     freshness_p99_ms: float
     caught_up_s: float
+    equal: bool  # every view equals its from-scratch evaluation at the end
 
 
-def _patch(i: int) -> str:
-    """Every PATCH inserts 4 triples and deletes the 4 of 8 PATCHes ago."""
+def _patch(i: int, size: int = 4) -> str:
+    """Every PATCH inserts ``size`` triples (a multiple of 4) and deletes
+    those of 8 PATCHes ago."""
     def triples(j: int) -> str:
-        s = f":s{j % 200}"
-        return f"{s} :p {j % 10} . {s} :q :s{(j * 7) % 200} . {s} :r {j % 9} . :s{j} :p :s{j % 50} ."
+        out = []
+        for g in range(j * size // 4, (j + 1) * size // 4):
+            s = f":s{g % 200}"
+            out.append(f"{s} :p {g % 10} . {s} :q :s{(g * 7) % 200} . {s} :r {g % 9} . "
+                       f":s{g} :p :s{g % 50} .")
+        return " ".join(out)
     delete = f"DELETE DATA {{ {triples(i - 8)} }} ;\n" if i >= 8 else ""
     return EX + delete + f"INSERT DATA {{ {triples(i)} }}"
 
 
-def run(server_url: str, patches: int = 500, rate: float = 50.0, workers: int = 2) -> ThroughputRow:
-    env = {"PODVIEWS_DATABASE_URL": fresh_database(server_url, "throughput"),
-           "PODVIEWS_ADMIN_TOKEN": ADMIN, "PODVIEWS_EXECUTOR": "sql",
-           "PODVIEWS_WORKERS": str(workers)}
+def run(server_url: str, patches: int = 500, rate: float = 50.0,
+        worker_processes: int = 1, size: int = 4) -> ThroughputRow:
+    """The API process serves only; maintenance runs in ``worker_processes``
+    `podviews worker` processes beside it (the compose and Helm shape: on
+    one process the workers' Python competes with the API's for the GIL)."""
+    url = fresh_database(server_url, "throughput")
+    env = {"PODVIEWS_DATABASE_URL": url,
+           "PODVIEWS_ADMIN_TOKEN": ADMIN, "PODVIEWS_EXECUTOR": "sql", "PODVIEWS_WORKERS": "0"}
     server_log = os.environ.get("PODVIEWS_BENCH_LOG", os.devnull)  # the server's own log
-    with open(server_log, "wb") as log, serving(env, log) as base:
+    with open(server_log, "wb") as log, serving(env, log) as base, \
+            working(env, worker_processes, log):
         owner, consumer, views = _setup(base)
-        return _stream(owner, consumer, views, patches, rate)
+        row = _stream(owner, consumer, views, patches, rate, size)
+    engine = sa.create_engine(url)
+    with engine.connect() as c:
+        row.equal = all(differ == 0 for _, _, differ in pipeline.consistency(c))
+    engine.dispose()
+    return row
 
 
 def _setup(base: str) -> tuple[httpx.Client, httpx.Client, list[str]]:
@@ -86,7 +104,7 @@ def _setup(base: str) -> tuple[httpx.Client, httpx.Client, list[str]]:
 
 
 def _stream(owner: httpx.Client, consumer: httpx.Client, views: list[str], patches: int,
-            rate: float) -> ThroughputRow:
+            rate: float, size: int) -> ThroughputRow:
     freshness: list[float] = []
     lock = threading.Lock()
 
@@ -103,7 +121,7 @@ def _stream(owner: httpx.Client, consumer: httpx.Client, views: list[str], patch
         for i in range(patches):
             due = start + i / rate
             time.sleep(max(0.0, due - time.perf_counter()))
-            r = owner.patch("/pods/stream/data", content=_patch(i),
+            r = owner.patch("/pods/stream/data", content=_patch(i, size),
                             headers={"content-type": "application/sparql-update"})
             r.raise_for_status()
             accepted = time.perf_counter()
@@ -115,7 +133,7 @@ def _stream(owner: httpx.Client, consumer: httpx.Client, views: list[str], patch
     for view in views:  # every view has caught up with the last change
         consumer.get(f"{view}/results", params={"min_seq": last, "wait": 60}).raise_for_status()
     done = time.perf_counter() - start
-    changes = sum(4 if i < 8 else 8 for i in range(patches))
+    changes = sum(size if i < 8 else 2 * size for i in range(patches))
     q = statistics.quantiles(freshness, n=100)
     return ThroughputRow(patches, rate, round(patches / sent, 1), round(changes / done, 1),
-                         round(statistics.median(freshness), 1), round(q[98], 1), round(done, 1))
+                         round(statistics.median(freshness), 1), round(q[98], 1), round(done, 1), False)

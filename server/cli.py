@@ -49,9 +49,17 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--database-url", default=None, help=db_help)
     bench = sub.add_parser("bench", help="benchmarks, printed as tables of ratios")
     bench.add_argument("scenario", choices=("paper-bsbm", "pipeline-bsbm", "backfill-bsbm",
-                                            "paper-synthetic", "throughput"))
+                                            "paper-synthetic", "throughput", "many-views"))
     bench.add_argument("--patches", type=int, default=500, help="throughput: PATCHes to send")
     bench.add_argument("--rate", type=float, default=50.0, help="throughput: PATCHes per second")
+    bench.add_argument("--patch-size", type=int, default=4,
+                       help="throughput: triples each PATCH inserts (a multiple of 4; it "
+                            "deletes as many)")
+    bench.add_argument("--worker-processes", type=int, default=1,
+                       help="throughput: `podviews worker` processes beside the API")
+    bench.add_argument("--views", type=int, default=100, help="many-views: views registered")
+    bench.add_argument("--touched", type=int, default=2,
+                       help="many-views: views an update can change")
     bench.add_argument("--n", type=int, default=200, help="paper-synthetic: nodes per blob")
     bench.add_argument("--p", type=float, default=0.05, help="paper-synthetic: edge fraction")
     bench.add_argument("--data", type=Path, nargs="+", default=[
@@ -98,9 +106,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench" and args.scenario == "throughput":
         from server import bench_throughput
 
-        row = bench_throughput.run(args.server_url, args.patches, args.rate)
-        _print_rows("throughput: PATCHes through podviews serve, 10 views", [row], args.json)
-        return 0
+        row = bench_throughput.run(args.server_url, args.patches, args.rate,
+                                   args.worker_processes, args.patch_size)
+        _print_rows(f"throughput: PATCHes through podviews serve, 10 views, "
+                    f"{args.worker_processes} worker process(es)", [row], args.json)
+        return 0 if row.equal else 1
+    if args.command == "bench" and args.scenario == "many-views":
+        from server import bench_views
+
+        mv = bench_views.run(args.server_url, args.views, args.touched, args.count)
+        _print_rows(f"many-views: {args.views} views, an update touching {args.touched}",
+                    [mv], args.json)
+        return 0 if mv.equal else 1
     if args.command == "bench" and args.scenario == "paper-bsbm":
         from server import bench_paper
 

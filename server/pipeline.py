@@ -15,13 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
+from rdflib import URIRef
 from sqlalchemy import Connection
 
 from server import spark_exec
 from server.spark_plan import NotOnSpark
-from storage import queue, views_repo
+from storage import queue, terms, views_repo
 from storage.db import transient
 from storage.state import Codec, PgRel, PodsGraph, view_tables
+from views import relevance
 from views.compile import Compiled, compile_query
 from views.dataset import Delta
 from views.errors import UnsupportedFeature
@@ -42,7 +44,9 @@ def register_view(conn: Connection, consumer: int, name: str, query: str) -> int
     compiled = compile_query(query)
     if _uses_named_graphs(compiled.pattern):
         raise UnsupportedFeature("GRAPH in a view over pods (named graphs are not exposed yet)")
-    view = views_repo.create_view(conn, consumer, name, query)
+    wanted = relevance.predicates(compiled.query)
+    ids = None if wanted is None else sorted(terms.intern(conn, map(URIRef, wanted)).values())
+    view = views_repo.create_view(conn, consumer, name, query, ids)
     queue.enqueue(conn, "backfill", view)
     return view
 
@@ -77,8 +81,11 @@ def revoke(conn: Connection, consent: int, actor: str = "admin") -> None:
 
 
 def changed(conn: Connection, pod: int, seq: int) -> None:
-    """After a write to ``pod`` (same transaction): wake every view reading it."""
-    queue.enqueue_many(conn, "apply_changes", views_repo.views_reading(conn, pod), {"seq": seq})
+    """After a write to ``pod`` (same transaction): wake the views reading it
+    that the change can change (``views.relevance``). The others' watermarks
+    stay where they are: they reflect the change already."""
+    queue.enqueue_many(conn, "apply_changes", views_repo.views_reading(conn, pod, seq),
+                       {"seq": seq})
 
 
 @functools.lru_cache(maxsize=1024)
@@ -89,9 +96,12 @@ def compiled(query: str) -> Compiled:
 
 
 def _maintainer(conn: Connection, view_row, backfill: bool,  # type: ignore[no-untyped-def]
-                progress=None) -> tuple[Maintainer, PodsGraph]:
+                progress=None, pods: list[int] | None = None) -> tuple[Maintainer, PodsGraph]:
+    """The view's delta program over its state; ``pods``: the pods it reads
+    (looked up when not given)."""
     codec = Codec(conn)
-    graph = PodsGraph(conn, codec, views_repo.readable_pods(conn, view_row.id))
+    graph = PodsGraph(conn, codec, views_repo.readable_pods(conn, view_row.id)
+                      if pods is None else pods)
     program = compiled(view_row.query)
     tables = view_tables(conn, view_row.id)
     m = Maintainer(program.query.pattern, graph,
@@ -217,7 +227,7 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> None:
 
     changed = _on_spark(conn, router, row, pods, work, dry_run=job.kind == "verify")
     if changed is None:
-        _run_sql(conn, row, job.kind, move, upto)
+        _run_sql(conn, row, job.kind, move, upto, before)
     elif job.kind == "verify":
         if changed:
             raise Drift(f"view {row.id}: {changed} stored rows differ from scratch")
@@ -248,8 +258,8 @@ def _on_spark(conn: Connection, router: Router, row, pods: list[int],  # type: i
 
 
 def _run_sql(conn: Connection, row, kind: str,  # type: ignore[no-untyped-def]
-             move: tuple[int, bool] | None, upto: int) -> None:
-    m, graph = _catch_up(conn, row, upto)
+             move: tuple[int, bool] | None, upto: int, pods: list[int]) -> None:
+    m, graph = _catch_up(conn, row, upto, pods)
     if move is not None:
         _enter_or_leave(conn, m, graph, *move)
     elif kind == "verify":
@@ -259,9 +269,11 @@ def _run_sql(conn: Connection, row, kind: str,  # type: ignore[no-untyped-def]
                         "annotated mappings differ from scratch")
 
 
-def _catch_up(conn: Connection, row, upto: int) -> tuple[Maintainer, PodsGraph]:  # type: ignore[no-untyped-def]
-    """Apply the changes after the view's watermark, up to ``upto``."""
-    m, graph = _maintainer(conn, row, backfill=False)
+def _catch_up(conn: Connection, row, upto: int,  # type: ignore[no-untyped-def]
+              pods: list[int]) -> tuple[Maintainer, PodsGraph]:
+    """Apply the changes after the view's watermark, up to ``upto``, to the
+    view over ``pods`` (those it read until now)."""
+    m, graph = _maintainer(conn, row, backfill=False, pods=pods)
     if upto > row.watermark:
         m.apply(view_delta(conn, graph, row.watermark, upto))
         views_repo.set_state(conn, row.id, row.status, upto)

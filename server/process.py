@@ -1,5 +1,6 @@
-"""A `podviews serve` process, for the end-to-end tests and the throughput
-bench: started with given settings, used once /healthz answers, stopped."""
+"""A `podviews serve` process (and `podviews worker` processes), for the
+end-to-end tests and the throughput bench: started with given settings,
+used once /healthz answers, stopped."""
 
 from __future__ import annotations
 
@@ -48,3 +49,19 @@ def serving(env: dict[str, str], log: IO[bytes] | None = None,
     finally:
         proc.terminate()
         proc.wait(timeout=60)
+
+
+@contextmanager
+def working(env: dict[str, str], count: int, log: IO[bytes] | None = None) -> Iterator[None]:
+    """``count`` `podviews worker` processes with these PODVIEWS_* settings,
+    stopped (SIGTERM) on exit."""
+    procs = [subprocess.Popen([sys.executable, "-m", "server.cli", "worker"],
+                              env={**os.environ, **env}, stdout=log or subprocess.DEVNULL,
+                              stderr=subprocess.STDOUT) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=60)

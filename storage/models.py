@@ -23,7 +23,7 @@ from sqlalchemy import (
     Text,
     func,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING = {"ix": "ix_%(table_name)s_%(column_0_N_name)s", "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -151,6 +151,8 @@ class View(Base):
     query: Mapped[str] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(16), default="backfilling")
     watermark: Mapped[int] = mapped_column(BigInteger, default=0)
+    # the predicates (term ids) its triple patterns can match; NULL: any
+    predicates: Mapped[list[int] | None] = mapped_column(ARRAY(BigInteger))
     created_at: Mapped[datetime] = _now()
     __table_args__ = (
         CheckConstraint("status IN ('backfilling', 'ready', 'failed')", name="status"),)

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -22,7 +23,8 @@ from typing import Any
 import psycopg
 from sqlalchemy import Connection, text
 
-CHANNEL = "podviews_jobs"
+CHANNEL = "podviews_jobs"  # a job may be due
+VIEWS_CHANNEL = "podviews_views"  # a view's job ended (payload: the view's id)
 BACKOFF_BASE = timedelta(seconds=2)
 BACKOFF_CAP = timedelta(minutes=5)
 
@@ -65,23 +67,32 @@ def enqueue_many(conn: Connection, kind: str, view_ids: list[int],
 def claim(conn: Connection, worker: str, kinds: tuple[str, ...] | None = None) -> Job | None:
     """Lock the oldest due job in this transaction and mark it running."""
     row = conn.execute(text(
-        "SELECT id, kind, view_id, payload, attempts, max_attempts FROM jobs "
+        "UPDATE jobs SET status = 'running', attempts = attempts + 1, worker = :worker, "
+        "updated_at = now() WHERE id = (SELECT id FROM jobs "
         "WHERE status = 'queued' AND run_after <= now() "
         "AND (CAST(:kinds AS text[]) IS NULL OR kind = ANY(CAST(:kinds AS text[]))) "
-        "ORDER BY id FOR NO KEY UPDATE SKIP LOCKED LIMIT 1"),
-        {"kinds": list(kinds) if kinds else None}).one_or_none()
+        "ORDER BY id FOR NO KEY UPDATE SKIP LOCKED LIMIT 1) "
+        "RETURNING id, kind, view_id, payload, attempts, max_attempts"),
+        {"kinds": list(kinds) if kinds else None, "worker": worker}).one_or_none()
     if row is None:
         return None
-    conn.execute(text("UPDATE jobs SET status = 'running', attempts = attempts + 1, "
-                      "worker = :worker, updated_at = now() WHERE id = :id"),
-                 {"id": row.id, "worker": worker})
-    return Job(row.id, row.kind, row.view_id, row.payload, row.attempts + 1, row.max_attempts)
+    return Job(row.id, row.kind, row.view_id, row.payload, row.attempts, row.max_attempts)
 
 
 def finish(conn: Connection, job: Job) -> None:
     """Mark the job done, in the transaction that did its work."""
-    conn.execute(text("UPDATE jobs SET status = 'done', last_error = NULL, updated_at = now() "
-                      "WHERE id = :id"), {"id": job.id})
+    conn.execute(text(
+        "WITH done AS (UPDATE jobs SET status = 'done', last_error = NULL, updated_at = now() "
+        "WHERE id = :id RETURNING view_id) "
+        "SELECT pg_notify(:channel, CAST(view_id AS text)) FROM done WHERE view_id IS NOT NULL"),
+        {"id": job.id, "channel": VIEWS_CHANNEL})
+
+
+def _ended(conn: Connection, job: Job) -> None:
+    """Tell readers waiting on the view (delivered when the transaction commits)."""
+    if job.view_id is not None:
+        conn.execute(text("SELECT pg_notify(:channel, :view)"),
+                     {"channel": VIEWS_CHANNEL, "view": str(job.view_id)})
 
 
 def retry_decision(error: BaseException, job: Job) -> timedelta | None:
@@ -102,6 +113,7 @@ def fail(conn: Connection, job: Job, error: BaseException) -> str:
          "delay": f"{(delay or timedelta()).total_seconds()} seconds", "id": job.id})
     if status == "dead" and job.view_id is not None:  # readers are told, not kept waiting
         conn.execute(text("UPDATE views SET status = 'failed' WHERE id = :v"), {"v": job.view_id})
+        _ended(conn, job)
     return status
 
 
@@ -120,18 +132,25 @@ def depth(conn: Connection) -> int:
 
 
 class Waker:
-    """LISTENs on the queue's channel; ``wait`` returns when a job may be due."""
+    """LISTENs on a channel of the queue: ``wait`` returns when a job may be
+    due (``CHANNEL``), ``notices`` yields the views whose jobs ended
+    (``VIEWS_CHANNEL``)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, channel: str = CHANNEL) -> None:
         dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
         self.conn = psycopg.connect(dsn, autocommit=True)
-        self.conn.execute(f"LISTEN {CHANNEL}")
+        self.conn.execute(f"LISTEN {channel}")
 
     def wait(self, timeout: float) -> bool:
         """True when notified within ``timeout`` seconds."""
         for _ in self.conn.notifies(timeout=timeout, stop_after=1):
             return True
         return False
+
+    def notices(self, timeout: float) -> Iterator[str]:
+        """The payloads notified within ``timeout`` seconds, as they come."""
+        for n in self.conn.notifies(timeout=timeout):
+            yield n.payload
 
     def close(self) -> None:
         self.conn.close()

@@ -43,12 +43,23 @@ def intern(conn: Connection, terms: Iterable[Identifier]) -> dict[Identifier, in
     ids = _lookup(conn, list(unique))
     missing = [unique[d] for d in unique if d not in ids]
     if missing:
-        _copy_in(conn, missing)
+        (_copy_in if len(missing) > FEW else _insert)(conn, missing)
         ids.update(_lookup(conn, [digest(t) for t in missing]))
     return {t: ids[d] for d, t in unique.items()}
 
 
 _COLUMNS = ("digest", "kind", "lexical", "datatype", "lang", "num", "ts")
+# Up to this many new terms go in by one INSERT; more through COPY. A pod
+# write's few terms took 5 statements through the temporary table (measured
+# in docs/DESIGN-NOTES.md, item 21).
+FEW = 256
+
+
+def _insert(conn: Connection, new: list[Identifier]) -> None:
+    rows = sorted((_row(t) for t in new), key=lambda r: r["digest"])  # type: ignore[arg-type,return-value]
+    conn.execute(text(f"INSERT INTO terms ({', '.join(_COLUMNS)}) "
+                      f"VALUES ({', '.join(':' + c for c in _COLUMNS)}) "
+                      "ON CONFLICT (digest) DO NOTHING"), rows)  # one order: writers cannot deadlock
 
 
 def _copy_in(conn: Connection, new: list[Identifier]) -> None:

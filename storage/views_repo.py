@@ -5,11 +5,14 @@ from __future__ import annotations
 from sqlalchemy import Connection, text
 
 
-def create_view(conn: Connection, consumer: int, name: str, query: str) -> int:
+def create_view(conn: Connection, consumer: int, name: str, query: str,
+                predicates: list[int] | None) -> int:
+    """``predicates``: the term ids of the predicates the view can match
+    (None: any), which decide the writes that wake it."""
     return int(conn.execute(text(
-        "INSERT INTO views (consumer_id, name, query, status, watermark) "
-        "VALUES (:c, :n, :q, 'backfilling', 0) RETURNING id"),
-        {"c": consumer, "n": name, "q": query}).scalar_one())
+        "INSERT INTO views (consumer_id, name, query, status, watermark, predicates) "
+        "VALUES (:c, :n, :q, 'backfilling', 0, :preds) RETURNING id"),
+        {"c": consumer, "n": name, "q": query, "preds": predicates}).scalar_one())
 
 
 def lock_view(conn: Connection, view: int):  # type: ignore[no-untyped-def]
@@ -89,10 +92,15 @@ def pod_entry(conn: Connection, pod: int, others: list[int]) -> list:  # type: i
         " AND u.p = t.p AND u.o = t.o)"), {"p": pod, "others": others}).all()
 
 
-def views_reading(conn: Connection, pod: int) -> list[int]:
+def views_reading(conn: Connection, pod: int, seq: int) -> list[int]:
+    """The views reading ``pod`` that change ``seq`` can change: its ΔG has a
+    triple with one of their predicates."""
     return [int(r[0]) for r in conn.execute(text(
         "SELECT DISTINCT cv.view_id FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
-        "WHERE c.pod_id = :p AND c.revoked_at IS NULL"), {"p": pod})]
+        "JOIN views v ON v.id = cv.view_id WHERE c.pod_id = :p AND c.revoked_at IS NULL "
+        "AND EXISTS (SELECT 1 FROM change_triples ct WHERE ct.seq = :seq "
+        "            AND (v.predicates IS NULL OR ct.p = ANY(v.predicates)))"),
+        {"p": pod, "seq": seq})]
 
 
 def last_seq(conn: Connection) -> int:

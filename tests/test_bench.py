@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from server import bench_paper, bench_synthetic
+from server import bench_paper, bench_synthetic, bench_throughput, bench_views
 
 BSBM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bsbm"
 
@@ -29,3 +29,18 @@ def test_paper_bsbm_views_equal_pyoxigraph_after_every_update(pg_server: str) ->
     assert all(r.equal for r in rows), [(r.query, r.equal) for r in rows]
     assert all(r.view_rows > 0 and r.updates == 5 for r in rows), rows
     assert all(r.aux_rows >= 0 for r in rows)
+
+
+def test_many_views_wakes_only_the_affected_views(pg_server: str) -> None:
+    """An update of two views' predicates, among eight views, runs two views'
+    jobs per update, and every view equals scratch."""
+    row = bench_views.run(pg_server, views=8, touched=2, updates=2)
+    assert row.equal
+    assert row.jobs_per_update == 2
+
+
+def test_throughput_stream_leaves_every_view_equal_to_scratch(pg_server: str) -> None:
+    """A short stream of PATCHes through a real server and worker process."""
+    row = bench_throughput.run(pg_server, patches=20, rate=20, size=8)
+    assert row.equal
+    assert row.patches == 20 and row.freshness_p50_ms > 0

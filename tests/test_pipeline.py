@@ -113,3 +113,25 @@ def test_backfill_records_its_progress(migrated: str) -> None:
             "SELECT p.done, p.total FROM job_progress p JOIN jobs j ON j.id = p.job_id "
             "WHERE j.kind = 'backfill'")).one()
     assert done == total and total >= 3
+
+
+def test_a_write_wakes_only_the_views_it_can_change(migrated: str) -> None:
+    engine = sa.create_engine(migrated)
+    pod, consumer = setup(engine)
+    queries = {"p": "SELECT * WHERE { ?s <http://ex/p> ?o }",
+               "exists-q": "SELECT * WHERE { ?s <http://ex/r> ?o "
+                           "FILTER EXISTS { ?o <http://ex/q> ?z } }",
+               "any": "SELECT * WHERE { ?s ?p ?o }"}
+    with engine.begin() as c:
+        views = {n: pipeline.register_view(c, consumer, n, q) for n, q in queries.items()}
+    drain(engine)
+    q = (URIRef(EX + "b"), URIRef(EX + "q"), URIRef(EX + "c"))
+    with engine.begin() as c:
+        pipeline.changed(c, pod, pods.put_resource(c, pod, "x", [q]))
+        woken = {r[0] for r in c.execute(sa.text(
+            "SELECT view_id FROM jobs WHERE kind = 'apply_changes' AND status = 'queued'"))}
+    assert woken == {views["exists-q"], views["any"]}
+    drain(engine)
+    with engine.connect() as c:
+        for v in views.values():
+            assert pipeline.read_view(c, v) == pipeline.scratch(c, v)

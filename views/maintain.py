@@ -252,8 +252,8 @@ class DiffNode(Node):
             seen.add(m2)
             if k2 + rdelta.get(m2, 0) and self._matches(d1, m2):
                 return True
-        for m2, k2 in rdelta.items():
-            if m2 not in seen and right.get(m2) + k2 and _compatible_mu(d1, m2) \
+        for m2, k2 in rdelta.items():  # the cheap tests first: right.get may be a query
+            if m2 not in seen and _compatible_mu(d1, m2) and right.get(m2) + k2 \
                     and self._matches(d1, m2):
                 return True
         return False
@@ -273,7 +273,7 @@ class DiffNode(Node):
     def compute(self, ctx: Ctx) -> KSet:
         left, right = self.children
         # ΔS̄: right mappings entering or leaving the support (Theorem 4.6)
-        changed = [m2 for m2, k2 in right.d.items() if (right.out.get(m2) == 0) != (right.out.get(m2) + k2 == 0)]
+        changed = [m2 for m2, k2 in right.d.items() if _enters_or_leaves(right.out.get(m2), k2)]
         cands = set(left.d)
         for m2 in changed:
             cands.update(m1 for m1, _ in left.out.compatible(dict(m2), require_shared=self.minus))
@@ -284,6 +284,10 @@ class DiffNode(Node):
             if new != old:
                 out[m1] = new - old
         return out
+
+
+def _enters_or_leaves(k: int, dk: int) -> bool:
+    return (k == 0) != (k + dk == 0)
 
 
 def _compatible_mu(d1: dict, m2: Mu) -> bool:

@@ -118,10 +118,10 @@ async def patch_resource(pod: str, path: str, request: Request, who: Who,
         text = (await request.body()).decode("utf-8")
     except UnicodeDecodeError:
         raise patch.BadPatch("the patch is not UTF-8") from None
-    base = f"{_base(request)}/{pod}/{path}"
+    change = apply(text, f"{_base(request)}/{pod}/{path}")  # a bad patch is 400 before any lock
     return _written(request, pod, await run_in_threadpool(
         service.write, request.app.state.engine, who, _base(request), pod, path,
-        lambda current: apply(current, text, base), "text/turtle", if_match, if_none_match,
+        change, "text/turtle", if_match, if_none_match,
         _forward(request, "PATCH", pod, path, text.encode(), content_type)))
 
 

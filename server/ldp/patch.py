@@ -5,15 +5,17 @@ WHERE) on the resource's graph."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from rdflib import RDF, Graph, Namespace
 from rdflib.graph import QuotedGraph
 from rdflib.term import BNode, Identifier, Node, Variable
 
 from server.errors import BadRequest, Conflict
+from server.ldp import data_update
+from server.ldp.rdf import Triple
 
-Triple = tuple[Identifier, Identifier, Identifier]
+Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
 SOLID = Namespace("http://www.w3.org/ns/solid/terms#")
 
 
@@ -21,8 +23,9 @@ class BadPatch(BadRequest):
     """The patch document is malformed."""
 
 
-def n3_patch(current: set[Triple], body: str, base: str) -> set[Triple]:
-    """The resource after an N3 Patch; 409 when ``solid:where`` does not match
+def n3_patch(body: str, base: str) -> Change:
+    """An N3 Patch, read and checked now (before the write takes the
+    resource's lock); applying it is 409 when ``solid:where`` does not match
     exactly once or a deletion is not there."""
     g = Graph()
     try:
@@ -46,15 +49,19 @@ def n3_patch(current: set[Triple], body: str, base: str) -> set[Triple]:
                            "not bound by solid:where")
         if name == "solid:deletes" and any(isinstance(t, BNode) for p in part for t in p):
             raise BadPatch("solid:deletes may not contain blank nodes")
-    matches = list(_matches(where, current, {}))
-    if len(matches) != 1:
-        raise Conflict(f"solid:where matches {len(matches)} times; it must match exactly once")
-    binding = matches[0]
-    gone = {_bind(t, binding) for t in deletes}
-    missing = gone - current
-    if missing:
-        raise Conflict(f"{len(missing)} triple(s) of solid:deletes are not in the resource")
-    return (current - gone) | {_bind(t, binding) for t in inserts}
+
+    def apply(current: set[Triple]) -> set[Triple]:
+        matches = list(_matches(where, current, {}))
+        if len(matches) != 1:
+            raise Conflict(f"solid:where matches {len(matches)} times; it must match exactly once")
+        binding = matches[0]
+        gone = {_bind(t, binding) for t in deletes}
+        missing = gone - current
+        if missing:
+            raise Conflict(f"{len(missing)} triple(s) of solid:deletes are not in the resource")
+        return (current - gone) | {_bind(t, binding) for t in inserts}
+
+    return apply
 
 
 def _formula(g: Graph, patch: Node, predicate: Identifier) -> list[Triple]:
@@ -98,10 +105,25 @@ def _bind(t: Triple, binding: dict[Identifier, Identifier]) -> Triple:
 
 
 ALLOWED = {"InsertData", "DeleteData", "Modify", "DeleteWhere"}
+_DATA = {"InsertData": "INSERT DATA", "DeleteData": "DELETE DATA"}
 
 
-def sparql_update(current: set[Triple], body: str, base: str) -> set[Triple]:
-    """The resource after a SPARQL Update on its graph (no named graphs)."""
+def sparql_update(body: str, base: str) -> Change:
+    """A SPARQL Update on the resource's graph (no named graphs), read now.
+    Plain INSERT DATA / DELETE DATA updates skip the SPARQL grammar
+    (``data_update``); the rest go through rdflib."""
+    plain = data_update.operations(body, base)
+    if plain is not None:
+        def apply_data(current: set[Triple]) -> set[Triple]:
+            for sign, triples in plain:
+                current = current | triples if sign > 0 else current - triples
+            return current
+
+        return apply_data
+    return _rdflib_update(body, base)
+
+
+def _rdflib_update(body: str, base: str) -> Change:
     from rdflib.plugins.sparql.algebra import translateUpdate
     from rdflib.plugins.sparql.parser import parseUpdate
 
@@ -117,11 +139,20 @@ def sparql_update(current: set[Triple], body: str, base: str) -> set[Triple]:
         clauses = [op, get(op, "delete") or {}, get(op, "insert") or {}]
         if any(get(c, "quads") for c in clauses) or get(op, "withClause") or get(op, "using"):
             raise BadPatch("named graphs (GRAPH, WITH, USING) are not allowed on a resource")
-    g = Graph()
-    for t in current:
-        g.add(t)
-    try:
-        g.update(update)
-    except Exception as e:  # noqa: BLE001 - evaluation errors of rdflib
-        raise BadPatch(f"SPARQL Update failed: {e}") from None
-    return set(g)  # type: ignore[arg-type]
+        data = get(op, "triples") or [] if op.name in ("InsertData", "DeleteData") else []
+        if any(isinstance(x, Variable) for t in data for x in t):
+            raise BadPatch(f"{_DATA[op.name]} may not contain variables")
+        if op.name == "DeleteData" and any(isinstance(x, BNode) for t in data for x in t):
+            raise BadPatch("DELETE DATA may not contain blank nodes")
+
+    def apply(current: set[Triple]) -> set[Triple]:
+        g = Graph()
+        for t in current:
+            g.add(t)
+        try:
+            g.update(update)
+        except Exception as e:  # noqa: BLE001 - evaluation errors of rdflib
+            raise BadPatch(f"SPARQL Update failed: {e}") from None
+        return set(g)  # type: ignore[arg-type]
+
+    return apply

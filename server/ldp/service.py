@@ -19,6 +19,7 @@ from sqlalchemy import Connection, Engine
 from server import pipeline
 from server.auth import Principal
 from server.errors import Conflict, MethodNotAllowed, NotFound, PreconditionFailed
+from server.ldp.patch import Change
 from server.ldp.rdf import Triple
 from storage import pods
 from storage.db import retrying
@@ -95,9 +96,6 @@ class Written:
     triples: int  # triples the write changed in the resource
 
 
-Change = Callable[[set[Triple]], set[Triple]]
-
-
 @retrying
 def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
           change: Change, content_type: str, if_match: str | None, if_none_match: str | None,
@@ -118,9 +116,8 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
             forward()
         seq = pods.put_resource(c, t.pod, t.path, new, content_type)
         pipeline.changed(c, t.pod, seq)
-        etag = pods.resource(c, t.pod, t.path).etag
-        changed = pods.change_size(c, seq)
-    return Written(seq, etag, row is None, t.path, changed)
+        after = pods.written(c, seq)
+    return Written(seq, after.etag, row is None, t.path, after.changed)
 
 
 @retrying
@@ -144,9 +141,8 @@ def create_member(engine: Engine, who: Principal, base: str, pod_name: str, cont
                 path = f"{t.path}{name}-{uuid.uuid4().hex[:8]}"
         seq = pods.put_resource(c, t.pod, path, parse(f"{base}/{pod_name}/{path}"), content_type)
         pipeline.changed(c, t.pod, seq)
-        etag = pods.resource(c, t.pod, path).etag
-        changed = pods.change_size(c, seq)
-    return Written(seq, etag, True, path, changed)
+        after = pods.written(c, seq)
+    return Written(seq, after.etag, True, path, after.changed)
 
 
 @retrying

@@ -50,7 +50,8 @@ async def view_results(view_id: Id, who: Who, request: Request,
                                                     "seconds to wait for min_seq")] = 10,
                        if_none_match: Annotated[str | None, Header()] = None) -> Response:
     engine = request.app.state.engine
-    await run_in_threadpool(service.wait_until_current, engine, who, view_id, min_seq, wait)
+    await run_in_threadpool(service.wait_until_current, engine, who, view_id, min_seq, wait,
+                            request.app.state.notices)
 
     def read():  # type: ignore[no-untyped-def]
         with engine.connect() as c:

@@ -12,6 +12,7 @@ from sqlalchemy import Connection, Engine
 from server import pipeline
 from server.auth import Principal, require
 from server.errors import Conflict, NotFound, NotReady
+from server.views.notices import ViewNotices
 from server.views.schemas import Progress, ViewIn, ViewOut
 from storage import views_repo
 from views.dataset import Dataset
@@ -56,11 +57,14 @@ def listing(engine: Engine, who: Principal) -> list[ViewOut]:
 
 
 def wait_until_current(engine: Engine, who: Principal, view_id: int, min_seq: int,
-                       wait: float) -> None:
+                       wait: float, notices: ViewNotices | None = None) -> None:
     """Return once the view is ready and reflects every change up to
-    ``min_seq`` (read-your-writes); 503 with Retry-After after ``wait`` s."""
+    ``min_seq`` (read-your-writes); 503 with Retry-After after ``wait`` s.
+    Between checks it sleeps until a job of the view ends (``notices``), or
+    polls."""
     deadline = time.monotonic() + wait
     while True:
+        seen = notices.generation(view_id) if notices is not None else 0
         with engine.connect() as c:
             v = row(c, who, view_id)
             if min_seq > views_repo.last_seq(c):
@@ -75,10 +79,14 @@ def wait_until_current(engine: Engine, who: Principal, view_id: int, min_seq: in
             # are done the view reflects them.
             if v.status == "ready" and not any(j.seq is None or j.seq <= min_seq for j in jobs):
                 return
-        if time.monotonic() >= deadline:
+        left = deadline - time.monotonic()
+        if left <= 0:
             raise NotReady(f"view {view_id} has not caught up with change {min_seq} yet",
                            {"Retry-After": "1"})
-        time.sleep(0.02)
+        if notices is not None:
+            notices.wait(view_id, seen, left)
+        else:
+            time.sleep(min(left, 0.02))
 
 
 def results(conn: Connection, who: Principal, view_id: int) -> tuple[tuple[str, ...] | None,
