@@ -70,6 +70,8 @@ _QUEUE = "SELECT kind, status, count(*) AS n FROM jobs WHERE status <> 'done' GR
 _FAILURES = ("SELECT kind, count(*) FILTER (WHERE status = 'dead') AS dead, "
              "coalesce(sum(GREATEST(attempts - CASE WHEN status = 'done' THEN 1 ELSE 0 END, 0)), 0) "
              "AS failed FROM jobs GROUP BY 1")
+_DONE = ("SELECT kind, coalesce(payload->>'executor', 'unknown') AS executor, count(*) AS n "
+         "FROM jobs WHERE status = 'done' GROUP BY 1, 2")
 _LAG = """
 SELECT v.id, v.name, v.status,
        GREATEST(coalesce(max(CAST(j.payload->>'seq' AS bigint)), v.watermark) - v.watermark, 0)
@@ -97,7 +99,12 @@ class _Pipeline(Collector):
         lag_s = GaugeMetricFamily("podviews_view_lag_seconds",
                                   "age of the view's oldest pending job", labels=["view"])
         status = GaugeMetricFamily("podviews_views", "views by status", labels=["status"])
+        done = GaugeMetricFamily("podviews_jobs_done", "jobs done, by kind and the executor "
+                                 "that ran them (coalesced: covered by another job of the view)",
+                                 labels=["kind", "executor"])
         with self.engine.connect() as c:
+            for r in c.execute(sa.text(_DONE)):
+                done.add_metric([r.kind, r.executor], r.n)
             for r in c.execute(sa.text(_QUEUE)):
                 depth.add_metric([r.kind, r.status], r.n)
             for r in c.execute(sa.text(_FAILURES)):
@@ -110,7 +117,7 @@ class _Pipeline(Collector):
                 counts[r.status] = counts.get(r.status, 0) + 1
         for s, n in counts.items():
             status.add_metric([s], n)
-        yield from (depth, dead, failed, lag_seq, lag_s, status)
+        yield from (depth, dead, failed, lag_seq, lag_s, status, done)
 
 
 def install(app: FastAPI, engine: sa.Engine, workers_alive: Callable[[], bool]) -> Metrics:

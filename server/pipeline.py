@@ -175,8 +175,8 @@ def run_one(engine: sa.Engine, worker: str, router: Router = Router()) -> bool:
             conn.rollback()
             return False
         try:
-            _run(conn, job, router)
-            queue.finish(conn, job)
+            executor = _run(conn, job, router)
+            queue.finish(conn, job, executor)
             conn.commit()
             return True
         except Busy:
@@ -194,7 +194,8 @@ class Drift(Exception):
     """A view differs from its from-scratch evaluation."""
 
 
-def _run(conn: Connection, job: queue.Job, router: Router) -> None:
+def _run(conn: Connection, job: queue.Job, router: Router) -> str:
+    """Run the job; the executor that did the work ("sql", "spark", or "none")."""
     assert job.view_id is not None
     row = views_repo.lock_view(conn, job.view_id)
     if row is None:
@@ -204,13 +205,14 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> None:
         views_repo.adopt_consents(conn, row.id, upto)
         pods = views_repo.readable_pods(conn, row.id)
         progress = _progress_reporter(conn, job.id)
-        if _on_spark(conn, router, row, pods, lambda: views_repo.triple_count(conn, pods),
-                     progress=progress) is None:
+        on_spark = _on_spark(conn, router, row, pods, lambda: views_repo.triple_count(conn, pods),
+                             progress=progress) is not None
+        if not on_spark:
             _maintainer(conn, row, backfill=True, progress=progress)
         views_repo.set_state(conn, row.id, "ready", upto)
-        return
+        return "spark" if on_spark else "sql"
     if row.status == "backfilling":
-        return  # the backfill will see the data and consents as they are then
+        return "none"  # the backfill will see the data and consents as they are then
     if job.kind not in ("apply_changes", "grant", "revoke", "verify"):
         raise ValueError(f"unknown job kind {job.kind}")
     consent = int(job.payload["consent"]) if job.kind in ("grant", "revoke") else None
@@ -231,13 +233,14 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> None:
     elif job.kind == "verify":
         if changed:
             raise Drift(f"view {row.id}: {changed} stored rows differ from scratch")
-        return
+        return "spark"
     else:
         views_repo.set_state(conn, row.id, row.status, upto)
         _coalesce(conn, row.id, upto)
     if move is not None:
         views_repo.mark_consent(conn, int(consent),  # type: ignore[arg-type]
                                 row.id, "granted_seq" if move[1] else "revoked_seq", upto)
+    return "sql" if changed is None else "spark"
 
 
 def _on_spark(conn: Connection, router: Router, row, pods: list[int],  # type: ignore[no-untyped-def]
@@ -314,7 +317,8 @@ def _enter_or_leave(conn: Connection, m: Maintainer, graph: PodsGraph, pod: int,
 def _coalesce(conn: Connection, view: int, upto: int) -> None:
     """Pending change jobs of the view that this run covered are done too."""
     conn.execute(sa.text(
-        "UPDATE jobs SET status = 'done', updated_at = now() WHERE id IN ("
+        "UPDATE jobs SET status = 'done', updated_at = now(), "
+        "payload = payload || CAST('{\"executor\": \"coalesced\"}' AS jsonb) WHERE id IN ("
         " SELECT id FROM jobs WHERE view_id = :v AND kind = 'apply_changes' "
         " AND status = 'queued' AND CAST(payload->>'seq' AS bigint) <= :u "
         " FOR NO KEY UPDATE SKIP LOCKED)"), {"v": view, "u": upto})

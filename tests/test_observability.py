@@ -58,6 +58,10 @@ def test_request_ids_are_echoed_and_per_view_lag_reported(w: World) -> None:
     w.client.get(f"{view}/results", params={"min_seq": 1}, headers=w.as_("consumer"))
     text = w.client.get("/metrics").text
     assert f'podviews_view_lag_changes{{view="{view.rsplit("/", 1)[1]}"}} 0.0' in text
+    # the backfill ran on the SQL executor (small: the router's auto); every
+    # done job names the executor that ran it
+    assert _metric(text, "podviews_jobs_done", kind="backfill", executor="sql") == 1
+    assert 'executor="unknown"' not in text
 
 
 def test_log_lines_are_json_with_the_request_id() -> None:
