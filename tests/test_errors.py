@@ -32,6 +32,8 @@ def test_syntax_error_points_at_the_fault() -> None:
     ("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", "CONSTRUCT"),
     ("SELECT * { ?s ?p ?o OPTIONAL { ?o ?q ?r FILTER EXISTS { ?r ?p ?s } } }",
      "EXISTS inside an OPTIONAL"),
+    ("SELECT (SUM(IF(EXISTS { ?s <http://e/z> 1 }, 1, 0)) AS ?n) { ?s ?p ?o }",
+     "EXISTS inside an aggregate"),
 ])
 def test_unsupported_names_the_feature(query: str, feature: str) -> None:
     with pytest.raises(UnsupportedFeature) as e:

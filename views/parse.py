@@ -239,7 +239,10 @@ def _expr(e: Any) -> A.Expr:
     if name in ("Builtin_EXISTS", "Builtin_NOTEXISTS"):
         graph = e.graph
         if graph.name in ("GroupGraphPatternSub", "TriplesBlock"):
-            graph = rdf_algebra.translateGroupGraphPattern(graph)
+            try:
+                graph = rdf_algebra.translateGroupGraphPattern(graph)
+            except TypeError:  # rdflib leaves EXISTS in aggregates half-translated
+                raise UnsupportedFeature("EXISTS inside an aggregate") from None
         return A.Exists(pattern=_pattern(graph), negated=name == "Builtin_NOTEXISTS")
     if name == "Function":
         return A.Call(fn=str(e.iri), args=tuple(_expr(x) for x in e.expr or ()))
