@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import re
 import signal
 import sys
 import threading
 from pathlib import Path
 
 
-def main(argv: list[str] | None = None) -> int:
-    logging.getLogger("rdflib").setLevel(logging.ERROR)  # ill-typed literals are data here
+def build_parser() -> argparse.ArgumentParser:
+    """Every subcommand and option; each option's default may come from the
+    environment (``_env_defaults``)."""
     parser = argparse.ArgumentParser(prog="podviews", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="correctness checks")
@@ -88,6 +91,52 @@ def main(argv: list[str] | None = None) -> int:
     consistency = check_sub.add_parser(
         "consistency", help="recompute every view from scratch and report any drift")
     consistency.add_argument("--database-url", default=None, help=db_help)
+    _env_defaults(parser, "PODVIEWS")
+    return parser
+
+
+_SETTING = re.compile(r"\[(PODVIEWS_[A-Z_]+)")
+
+
+def _env_defaults(parser: argparse.ArgumentParser, prefix: str) -> None:
+    """Every option may be given as an environment variable too. Options
+    that are server settings name theirs in their help ([PODVIEWS_…], read
+    by ``Settings``); every other one is ``PODVIEWS_<COMMAND>_<OPTION>``
+    (``PODVIEWS_BENCH_COUNT=3``), added to its help. The command line wins."""
+    for action in parser._actions:  # argparse keeps no public list of them
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                _env_defaults(sub, f"{prefix}_{name.upper().replace('-', '_')}")
+            continue
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if not longs or longs[0] == "--help" or _SETTING.search(action.help or ""):
+            continue
+        env = f"{prefix}_{longs[0][2:].upper().replace('-', '_')}"
+        action.help = f"{action.help or ''} [{env}]".strip()
+        raw = os.environ.get(env)
+        if raw is not None:
+            action.default = _from_env(parser, action, env, raw)
+
+
+def _from_env(parser: argparse.ArgumentParser, action: argparse.Action, env: str,
+              raw: str) -> object:
+    if action.nargs == 0:  # a flag
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    convert = action.type or str
+    try:
+        values = [convert(v) for v in raw.split()] if action.nargs in ("+", "*") \
+            else [convert(raw)]  # type: ignore[operator]
+    except (TypeError, ValueError) as e:
+        parser.error(f"{env}={raw!r}: {e}")
+    bad = [v for v in values if action.choices is not None and v not in action.choices]
+    if bad:
+        parser.error(f"{env}={raw!r}: choose from {', '.join(map(str, action.choices))}")
+    return values if action.nargs in ("+", "*") else values[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.getLogger("rdflib").setLevel(logging.ERROR)  # ill-typed literals are data here
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "worker":
         args.stop = _stop_on_signals()  # before the heavy imports: a SIGTERM then stops cleanly
