@@ -18,6 +18,7 @@ import gzip
 import json
 import statistics
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -98,7 +99,7 @@ def run_backfill_bsbm(server_url: str, data: Path, executors: list[str]) -> list
 
     engine = sa.create_engine(fresh_database(server_url, "backfill"))
     with engine.begin() as c:
-        _, consumer = _bsbm_pod(c, read_triples(data))
+        _, consumer = bench_pod(c, "bsbm", {"dataset": read_triples(data)})
     store = ox.Store()
     with gzip.open(data, "rb") as f:
         store.bulk_load(f.read(), format=ox.RdfFormat.N_TRIPLES)
@@ -148,7 +149,7 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
                                                   data.name.split(".")[0].replace("-", "_")))
         triples = read_triples(data)
         with engine.begin() as c:
-            pod, consumer = _bsbm_pod(c, triples)
+            pod, consumer = bench_pod(c, "bsbm", {"dataset": triples})
             view = pipeline.register_view(c, consumer, "q", q1(q1_params(data)))
         t = time.perf_counter()
         pipeline.run_one(engine, "bench")
@@ -174,14 +175,29 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
     return rows
 
 
-def _bsbm_pod(c: sa.Connection, triples: list[tuple]) -> tuple[int, int]:
-    """A pod holding ``triples`` and a consumer it consents to: (pod, consumer)."""
-    consumer = pods.create_agent(c, "urn:bench:consumer", "consumer", b"c")
+def bench_pod(c: sa.Connection, name: str, resources: Mapping[str, Iterable[tuple]],
+              consumer: str = "urn:bench:consumer") -> tuple[int, int]:
+    """A pod holding these resources (path -> triples) and a consumer it
+    consents to: (pod, consumer)."""
+    consumer_id = pods.create_agent(c, consumer, "consumer", b"c")
     owner = pods.create_agent(c, "urn:bench:owner", "owner", b"o")
-    pod = pods.create_pod(c, "bsbm", owner)
-    pipeline.grant(c, pod, consumer)
-    pods.put_resource(c, pod, "dataset", triples)
-    return pod, consumer
+    pod = pods.create_pod(c, name, owner)
+    pipeline.grant(c, pod, consumer_id)
+    for path, triples in resources.items():
+        pods.put_resource(c, pod, path, triples)
+    return pod, consumer_id
+
+
+def drain(engine: sa.Engine, router: pipeline.Router) -> int:
+    """Run every due job; how many ran. A job that failed is an error."""
+    ran = 0
+    while pipeline.run_one(engine, "bench", router):
+        ran += 1
+    with engine.connect() as c:
+        dead = c.execute(sa.text("SELECT kind, last_error FROM jobs WHERE status <> 'done'")).all()
+    if dead:
+        raise RuntimeError(f"a maintenance job failed: {dead[0].kind}: {dead[0].last_error}")
+    return ran
 
 
 def fresh_database(server_url: str, name: str) -> str:

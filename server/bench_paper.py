@@ -35,7 +35,17 @@ import sqlalchemy as sa
 from rdflib import RDF, RDFS, BNode, Literal, URIRef
 
 from server import pipeline
-from server.bench import BSBM, PATH, PREFIXES, SUM, fresh_database, q1_params, update_stream
+from server.bench import (
+    BSBM,
+    PATH,
+    PREFIXES,
+    SUM,
+    bench_pod,
+    drain,
+    fresh_database,
+    q1_params,
+    update_stream,
+)
 from server.oracle import our_rows, oxigraph_rows
 from storage import pods
 from views.compile import compile_query
@@ -149,12 +159,7 @@ class Pod:
         for t in triples:
             self.parts[self._part(t[0])].add(t)
         with engine.begin() as c:
-            self.consumer = pods.create_agent(c, consumer_name, "consumer", b"c")
-            owner = pods.create_agent(c, "urn:bench:owner", "owner", b"o")
-            self.pod = pods.create_pod(c, "bsbm", owner)
-            pipeline.grant(c, self.pod, self.consumer)
-            for name, part in self.parts.items():
-                pods.put_resource(c, self.pod, name, part)
+            self.pod, self.consumer = bench_pod(c, "bsbm", self.parts, consumer_name)
 
     @staticmethod
     def _part(s: object) -> str:
@@ -213,7 +218,7 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
     oracle_text = _unsliced(text)
     with engine.begin() as c:
         view = pipeline.register_view(c, pod.consumer, name, text)
-    _drain(engine, router)
+    drain(engine, router)
 
     if name in TOUCHED and TOUCHED[name] is not None:
         found = pod.store.query(PREFIXES + TOUCHED[name] + " ORDER BY ?product LIMIT 10")
@@ -233,7 +238,7 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
     for kind, add, remove in steps:
         pod.change(add, remove)
         t = time.perf_counter()
-        _drain(engine, router)
+        drain(engine, router)
         times[kind] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         list(pod.store.query(text))  # type: ignore[call-overload]
@@ -258,15 +263,6 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
     return PaperRow(name, data_name, executor, len(steps), round(inc, 1), round(scratch_ms, 1), round(oxm, 1),
                     round(scratch_ms / inc, 1), round(oxm / inc, 2), aux_rows, view_rows, equal,
                     {k: round(v, 1) for k, v in times.items()})
-
-
-def _drain(engine: sa.Engine, router: pipeline.Router) -> None:
-    while pipeline.run_one(engine, "bench", router):
-        pass
-    with engine.connect() as c:
-        dead = c.execute(sa.text("SELECT kind, last_error FROM jobs WHERE status <> 'done'")).all()
-    if dead:
-        raise RuntimeError(f"a maintenance job failed: {dead[0].kind}: {dead[0].last_error}")
 
 
 def queries_names() -> list[str]:

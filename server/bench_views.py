@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from rdflib import URIRef
 
 from server import pipeline
-from server.bench import fresh_database
+from server.bench import bench_pod, drain, fresh_database
 from storage import pods
 
 EX = "http://bench.example/"
@@ -51,15 +51,12 @@ def _triples(i: int, start: int, count: int) -> list[tuple]:
 def _timed(server_url: str, registered: list[int], touched: int, updates: int
            ) -> tuple[list[float], float, bool]:
     engine = sa.create_engine(fresh_database(server_url, "many_views"))
+    router = pipeline.Router("sql")
     with engine.begin() as c:
-        owner = pods.create_agent(c, "urn:bench:owner", "owner", b"o")
-        consumer = pods.create_agent(c, "urn:bench:consumer", "consumer", b"c")
-        pod = pods.create_pod(c, "many", owner)
-        for i in range(max(registered) + 1):
-            pods.put_resource(c, pod, f"base-{i}", _triples(i, 0, PER_VIEW))
+        pod, consumer = bench_pod(c, "many", {f"base-{i}": _triples(i, 0, PER_VIEW)
+                                              for i in range(max(registered) + 1)})
         views = {i: pipeline.register_view(c, consumer, f"v{i}", _query(i)) for i in registered}
-        pipeline.grant(c, pod, consumer)
-    _drain(engine)
+    drain(engine, router)
     times, jobs = [], 0
     equal = True
     for u in range(updates):
@@ -69,7 +66,7 @@ def _timed(server_url: str, registered: list[int], touched: int, updates: int
                 new = old - set(_triples(i, 5 * u, 5)) | set(_triples(i, PER_VIEW + 5 * u, 5))
                 pipeline.changed(c, pod, pods.put_resource(c, pod, f"base-{i}", new))
         start = time.perf_counter()
-        jobs += _drain(engine)
+        jobs += drain(engine, router)
         times.append((time.perf_counter() - start) * 1000)
         with engine.connect() as c:
             equal &= all(pipeline.read_view(c, views[i]) == pipeline.scratch(c, views[i])
@@ -78,13 +75,6 @@ def _timed(server_url: str, registered: list[int], touched: int, updates: int
         equal &= all(pipeline.read_view(c, v) == pipeline.scratch(c, v) for v in views.values())
     engine.dispose()
     return times, jobs / updates, equal
-
-
-def _drain(engine: sa.Engine) -> int:
-    router, ran = pipeline.Router("sql"), 0
-    while pipeline.run_one(engine, "bench", router):
-        ran += 1
-    return ran
 
 
 def run(server_url: str, views: int = 100, touched: int = 2, updates: int = 10) -> ManyViewsRow:

@@ -7,6 +7,7 @@ blank nodes are fresh variables, projected away).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Union
 
@@ -229,22 +230,17 @@ def expr_vars(e: Expr) -> set[str]:
     return {x.name for x in walk_expr(e) if isinstance(x, Var)}
 
 
-def triple_patterns(p: Pattern) -> list[TriplePattern]:
-    """Every triple pattern below ``p``, including those inside EXISTS."""
-    out: list[TriplePattern] = []
-    match p:
-        case BGP():
-            out.extend(p.triples)
-        case Filter() | Extend():
-            for x in walk_expr(p.expr):
-                if isinstance(x, Exists):
-                    out.extend(triple_patterns(x.pattern))
-        case LeftJoin() if p.expr is not None:
-            for x in walk_expr(p.expr):
-                if isinstance(x, Exists):
-                    out.extend(triple_patterns(x.pattern))
-    for c in children(p):
-        out.extend(triple_patterns(c))
-    return out
+def triple_patterns(node: object) -> list[TriplePattern]:
+    """Every triple pattern inside ``node`` (a pattern, expression or query),
+    EXISTS included: a walk over every field of the algebra's dataclasses,
+    so no pattern or expression kind is missed."""
+    if isinstance(node, TriplePattern):
+        return [node]
+    if isinstance(node, tuple):
+        return [tp for x in node for tp in triple_patterns(x)]
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        return [tp for f in dataclasses.fields(node)
+                for tp in triple_patterns(getattr(node, f.name))]
+    return []
 
 
