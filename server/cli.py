@@ -72,9 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--count", type=int, default=10, help="update transactions to apply")
     bench.add_argument("--server-url", default="postgresql+psycopg://postgres@127.0.0.1/postgres",
                        help="a Postgres server where scratch databases may be created")
-    bench.add_argument("--executor", nargs="+", default=None, choices=("sql", "spark", "auto"),
+    bench.add_argument("--executor", nargs="+", default=None,
+                       choices=("memory", "sql", "spark", "auto"),
                        help="executors to run (default: sql for paper-bsbm, sql and spark "
-                            "for backfill-bsbm)")
+                            "for backfill-bsbm, memory and sql for paper-synthetic; memory: "
+                            "paper-synthetic only)")
     bench.add_argument("--only", nargs="+", default=None,
                        help="paper-bsbm: these queries only (Q1 Q2 Q3 Q4 path SUM)")
     bench.add_argument("--json", action="store_true")
@@ -146,11 +148,16 @@ def main(argv: list[str] | None = None) -> int:
         return _with_database(args)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "bench" and args.scenario != "paper-synthetic" and \
+            "memory" in (args.executor or []):
+        parser.error("--executor memory: only paper-synthetic runs the engine in memory")
     if args.command == "bench" and args.scenario == "paper-synthetic":
         from server import bench_synthetic as syn
 
-        rows = syn.run(args.n, args.p)
-        _print_rows("paper-synthetic (§5.2.1), executor: memory", rows, args.json)
+        executors = tuple(args.executor or ["memory", "sql"])
+        rows = syn.run(args.n, args.p, executors=executors, server_url=args.server_url)
+        _print_rows(f"paper-synthetic (§5.2.1), executors: {', '.join(executors)}", rows,
+                    args.json)
         return 0 if all(r.equal for r in rows) else 1
     if args.command == "bench" and args.scenario == "throughput":
         from server import bench_throughput

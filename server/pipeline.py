@@ -22,7 +22,7 @@ from server import spark_exec
 from server.spark_plan import NotOnSpark
 from storage import queue, terms, views_repo
 from storage.db import transient
-from storage.state import Codec, PgRel, PodsGraph, view_tables
+from storage.state import Codec, PgRel, PodsGraph, tables_by_node, view_tables
 from views import relevance
 from views.compile import Compiled, compile_query
 from views.dataset import Delta
@@ -96,14 +96,17 @@ def compiled(query: str) -> Compiled:
 
 
 def _maintainer(conn: Connection, view_row, backfill: bool,  # type: ignore[no-untyped-def]
-                progress=None, pods: list[int] | None = None) -> tuple[Maintainer, PodsGraph]:
-    """The view's delta program over its state; ``pods``: the pods it reads
-    (looked up when not given)."""
+                progress=None, pods: list[int] | None = None,
+                tables: dict | None = None) -> tuple[Maintainer, PodsGraph]:  # type: ignore[type-arg]
+    """The view's delta program over its state; ``pods``: the pods it reads,
+    ``tables``: its K-relation tables (``state.view_tables``; both looked up
+    when not given)."""
     codec = Codec(conn)
     graph = PodsGraph(conn, codec, views_repo.readable_pods(conn, view_row.id)
                       if pods is None else pods)
     program = compiled(view_row.query)
-    tables = view_tables(conn, view_row.id)
+    if tables is None:
+        tables = view_tables(conn, view_row.id)
     m = Maintainer(program.query.pattern, graph,
                    relations=lambda i: PgRel(conn, codec, view_row.id, i,  # type: ignore[arg-type,return-value]
                                              tables.get(i, {})),
@@ -200,7 +203,7 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> str:
     row = views_repo.lock_view(conn, job.view_id)
     if row is None:
         raise Busy()
-    upto = views_repo.last_seq(conn)
+    upto = row.upto
     if job.kind == "backfill":
         views_repo.adopt_consents(conn, row.id, upto)
         pods = views_repo.readable_pods(conn, row.id)
@@ -217,7 +220,8 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> str:
         raise ValueError(f"unknown job kind {job.kind}")
     consent = int(job.payload["consent"]) if job.kind in ("grant", "revoke") else None
     move = _consent_move(conn, consent, row.id, job.kind, upto) if consent is not None else None
-    before = views_repo.readable_pods(conn, row.id)
+    # a consent move may have just marked its consent: read the pods again then
+    before = list(row.pods) if consent is None else views_repo.readable_pods(conn, row.id)
     pods = before if move is None else \
         sorted(set(before) - {move[0]} | ({move[0]} if move[1] else set()))
 
@@ -235,8 +239,7 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> str:
             raise Drift(f"view {row.id}: {changed} stored rows differ from scratch")
         return "spark"
     else:
-        views_repo.set_state(conn, row.id, row.status, upto)
-        _coalesce(conn, row.id, upto)
+        views_repo.advance(conn, row.id, row.status, upto)
     if move is not None:
         views_repo.mark_consent(conn, int(consent),  # type: ignore[arg-type]
                                 row.id, "granted_seq" if move[1] else "revoked_seq", upto)
@@ -276,11 +279,11 @@ def _catch_up(conn: Connection, row, upto: int,  # type: ignore[no-untyped-def]
               pods: list[int]) -> tuple[Maintainer, PodsGraph]:
     """Apply the changes after the view's watermark, up to ``upto``, to the
     view over ``pods`` (those it read until now)."""
-    m, graph = _maintainer(conn, row, backfill=False, pods=pods)
+    m, graph = _maintainer(conn, row, backfill=False, pods=pods,
+                           tables=tables_by_node(row.tables))  # read with the lock
     if upto > row.watermark:
         m.apply(view_delta(conn, graph, row.watermark, upto))
-        views_repo.set_state(conn, row.id, row.status, upto)
-        _coalesce(conn, row.id, upto)
+        views_repo.advance(conn, row.id, row.status, upto)
     return m, graph
 
 
@@ -312,16 +315,6 @@ def _enter_or_leave(conn: Connection, m: Maintainer, graph: PodsGraph, pod: int,
     delta: Delta = {(None, names[r.s], names[r.p], names[r.o]): sign for r in rows}
     after = PodsGraph(conn, graph.codec, sorted(set(others) | ({pod} if entering else set())))
     m.apply(delta, after)
-
-
-def _coalesce(conn: Connection, view: int, upto: int) -> None:
-    """Pending change jobs of the view that this run covered are done too."""
-    conn.execute(sa.text(
-        "UPDATE jobs SET status = 'done', updated_at = now(), "
-        "payload = payload || CAST('{\"executor\": \"coalesced\"}' AS jsonb) WHERE id IN ("
-        " SELECT id FROM jobs WHERE view_id = :v AND kind = 'apply_changes' "
-        " AND status = 'queued' AND CAST(payload->>'seq' AS bigint) <= :u "
-        " FOR NO KEY UPDATE SKIP LOCKED)"), {"v": view, "u": upto})
 
 
 def read_view(conn: Connection, view: int) -> KSet:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from rdflib.term import Identifier
 from sqlalchemy import Connection, text
@@ -58,10 +58,16 @@ def view_tables(conn: Connection, view: int) -> dict[int, dict[frozenset[str],
                                                                 tuple[str, list[str]]]]:
     """The registered K-relation tables of a view, by node and schema: one
     read per job, not one per node."""
+    return tables_by_node(tuple(r) for r in conn.execute(text(
+        "SELECT node, table_name, variables FROM krel_tables WHERE view_id = :v"), {"v": view}))
+
+
+def tables_by_node(rows: Iterable[Sequence]) -> dict[int, dict[frozenset[str],
+                                                               tuple[str, list[str]]]]:
+    """``(node, table_name, variables)`` rows by node and schema."""
     out: dict[int, dict[frozenset[str], tuple[str, list[str]]]] = {}
-    for r in conn.execute(text("SELECT node, table_name, variables FROM krel_tables "
-                               "WHERE view_id = :v"), {"v": view}):
-        out.setdefault(r.node, {})[frozenset(r.variables)] = (r.table_name, list(r.variables))
+    for node, name, variables in rows:
+        out.setdefault(node, {})[frozenset(variables)] = (name, list(variables))
     return out
 
 
@@ -111,7 +117,7 @@ class PgRel:
                 params[f"p{i}"] = probe[v]
         return (" AND ".join(conds) or "TRUE"), params
 
-    def _decode_rows(self, rows: list, variables: list[str]) -> Iterator[tuple[Mu, int]]:
+    def _decode_rows(self, rows: Sequence, variables: list[str]) -> Iterator[tuple[Mu, int]]:
         names = self.codec.decode(x for r in rows for x in r[:-1] if variables)
         for r in rows:
             yield frozenset((v, names[r[i]]) for i, v in enumerate(variables)), int(r[-1])
@@ -124,32 +130,72 @@ class PgRel:
         return known, set(probe) - set(known)
 
     def get(self, m: Mu) -> int:
-        schema = frozenset(v for v, _ in m)
-        if schema not in self.tables:
-            return 0
-        probe, unknown = self._encode_probe(dict(m))
-        if unknown:
-            return 0
-        name, variables = self.tables[schema]
-        where, params = self._where(variables, probe)
-        k = self.conn.execute(text(f'SELECT k FROM "{name}" WHERE {where}'), params).scalar()
-        return int(k or 0)
+        return self.get_many([m]).get(m, 0)
+
+    def get_many(self, ms: Iterable[Mu]) -> dict[Mu, int]:
+        """The stored annotations of ``ms``: one query per schema."""
+        by_schema: dict[frozenset[str], list[Mu]] = {}
+        for m in set(ms):
+            by_schema.setdefault(frozenset(v for v, _ in m), []).append(m)
+        out: dict[Mu, int] = {}
+        for schema, group in by_schema.items():
+            if schema not in self.tables:
+                continue
+            name, variables = self.tables[schema]
+            ids = self.codec.encode((t for m in group for _, t in m), add=False)
+            keys = [tuple(ids[d[v]] for v in variables)
+                    for d in map(dict, group) if all(t in ids for t in d.values())]
+            if keys:
+                found = self._lookup(name, variables, tuple(variables), keys)
+                out.update(row for rows in found.values() for row in rows)
+        return out
 
     def compatible(self, probe: Mapping[str, Identifier],
                    require_shared: bool = False) -> Iterator[tuple[Mu, int]]:
-        encoded, unknown = self._encode_probe(probe)
+        return iter(self.compatible_many([probe], require_shared)[0])
+
+    def compatible_many(self, probes: Sequence[Mapping[str, Identifier]],
+                        require_shared: bool = False) -> list[list[tuple[Mu, int]]]:
+        """The stored rows compatible with each probe, aligned with ``probes``
+        (with ``require_shared``, only rows sharing a variable with it): one
+        query per schema table and set of shared variables."""
+        out: list[list[tuple[Mu, int]]] = [[] for _ in probes]
+        ids = self.codec.encode((t for p in probes for t in p.values()), add=False)
         for schema, (name, variables) in list(self.tables.items()):
-            shared = tuple(sorted(schema.intersection(probe)))
-            if require_shared and not shared:
-                continue
-            if unknown.intersection(shared):
-                continue
-            self._index(name, variables, shared)
-            where, params = self._where(variables, {v: encoded[v] for v in shared})
-            cols = ", ".join(self._cols(variables) + ["k"]) if variables else "k"
-            rows = self.conn.execute(text(f'SELECT {cols} FROM "{name}" WHERE {where}'),
-                                     params).all()
-            yield from self._decode_rows(rows, variables)
+            by_shared: dict[tuple[str, ...], dict[tuple, list[int]]] = {}
+            for i, p in enumerate(probes):
+                shared = tuple(v for v in variables if v in p)
+                if (require_shared and not shared) or any(p[v] not in ids for v in shared):
+                    continue  # a term the dictionary lacks matches no stored row
+                key = tuple(ids[p[v]] for v in shared)
+                by_shared.setdefault(shared, {}).setdefault(key, []).append(i)
+            for shared, by_key in by_shared.items():
+                found = self._lookup(name, variables, shared, list(by_key))
+                for key, rows in found.items():
+                    for i in by_key[key]:
+                        out[i].extend(rows)
+        return out
+
+    def _lookup(self, name: str, variables: list[str], shared: tuple[str, ...],
+                keys: list[tuple]) -> dict[tuple, list[tuple[Mu, int]]]:
+        """The rows of table ``name`` whose ``shared`` columns equal each key
+        (term ids), by key: the keys are joined in as arrays."""
+        self._index(name, variables, shared)
+        cols = ", ".join([f"t.c{i}" for i in range(len(variables))] + ["t.k"])
+        if not shared:
+            rows = self.conn.execute(text(f'SELECT {cols} FROM "{name}" AS t')).all()
+            return {(): list(self._decode_rows(rows, variables))}
+        pos = [variables.index(v) for v in shared]
+        arrays = ", ".join(f"CAST(:a{j} AS bigint[])" for j in range(len(shared)))
+        names = ", ".join(f"a{j}" for j in range(len(shared)))
+        on = " AND ".join(f"t.c{c} = x.a{j}" for j, c in enumerate(pos))
+        rows = self.conn.execute(text(
+            f'SELECT {cols} FROM unnest({arrays}) AS x({names}) JOIN "{name}" AS t ON {on}'),
+            {f"a{j}": [k[j] for k in keys] for j in range(len(shared))}).all()
+        out: dict[tuple, list[tuple[Mu, int]]] = {}
+        for r, decoded in zip(rows, self._decode_rows(rows, variables)):
+            out.setdefault(tuple(r[c] for c in pos), []).append(decoded)
+        return out
 
     def _index(self, name: str, variables: list[str], shared: tuple[str, ...]) -> None:
         if not shared or len(shared) == len(variables) or (name, shared) in self._indexed:
@@ -170,19 +216,28 @@ class PgRel:
         for schema, rows in by_schema.items():
             name, variables = self.table(schema)
             cols = self._cols(variables) or ["unit"]
-            params = []
+            arrays: dict[str, list] = {c: [] for c in [*cols, "k"]}
             for m, k in rows:
                 d = dict(m)
-                row = {c: ids[d[v]] for c, v in zip(cols, variables)} if variables else {
-                    "unit": True}
-                params.append({**row, "k": k})
+                for c, v in zip(cols, variables):
+                    arrays[c].append(ids[d[v]])
+                arrays["k"].append(k)
+            if not variables:
+                arrays["unit"] = [True] * len(rows)
             names = ", ".join(cols)
-            values = ", ".join(f":{c}" for c in cols)
-            self.conn.execute(text(
-                f'INSERT INTO "{name}" AS t ({names}, k) VALUES ({values}, :k) '
-                f"ON CONFLICT ({names}) DO UPDATE SET k = t.k + excluded.k"), params)
-            match = " AND ".join(f"{c} = :{c}" for c in cols)
-            self.conn.execute(text(f'DELETE FROM "{name}" WHERE {match} AND k = 0'), params)
+            unnest = ", ".join(f"CAST(:{c} AS {'boolean' if c == 'unit' else 'bigint'}[])"
+                               for c in [*cols, "k"])
+            zeros = self.conn.execute(text(
+                f'INSERT INTO "{name}" AS t ({names}, k) SELECT * FROM unnest({unnest}) '
+                f"ON CONFLICT ({names}) DO UPDATE SET k = t.k + excluded.k "
+                f"RETURNING {names}, k"), arrays).all()
+            gone = [r for r in zeros if r[-1] == 0]
+            if gone:  # rows whose k reached 0 leave in the same transaction
+                on = " AND ".join(f"t.{c} = x.{c}" for c in cols)
+                self.conn.execute(text(
+                    f'DELETE FROM "{name}" AS t USING unnest({unnest[:unnest.rindex(", CAST")]}) '
+                    f"AS x({names}) WHERE {on}"),
+                    {c: [r[i] for r in gone] for i, c in enumerate(cols)})
 
     @property
     def rows(self) -> KSet:
@@ -213,16 +268,46 @@ class PodsGraph:
 
     def match(self, g: object, s: Identifier | None, p: Identifier | None,
               o: Identifier | None) -> Iterator[tuple]:
-        if g is not None or not self.pods:
-            return
-        bound = {c: t for c, t in (("s", s), ("p", p), ("o", o)) if t is not None}
-        ids = self.codec.encode(bound.values(), add=False)
-        if any(t not in ids for t in bound.values()):
-            return
-        where = "".join(f" AND {c} = :{c}" for c in bound)
+        return iter(self.match_many([(g, s, p, o)])[0])
+
+    def match_many(self, keys: Sequence[tuple]) -> list[list[tuple]]:
+        """The triples answering each ``(g, s, p, o)`` key: one query per set
+        of bound positions, the keys joined in as arrays."""
+        out: list[list[tuple]] = [[] for _ in keys]
+        if not self.pods:
+            return out
+        ids = self.codec.encode((t for k in keys for t in k[1:] if t is not None), add=False)
+        groups: dict[tuple[str, ...], dict[tuple, list[int]]] = {}
+        for i, (g, *spo) in enumerate(keys):
+            if g is not None or any(t is not None and t not in ids for t in spo):
+                continue  # no named graphs yet; an unknown term matches nothing
+            bound = tuple(c for c, t in zip("spo", spo) if t is not None)
+            key = tuple(ids[t] for t in spo if t is not None)
+            groups.setdefault(bound, {}).setdefault(key, []).append(i)
+        for bound, by_key in groups.items():
+            found = self._lookup(bound, list(by_key))
+            names = self.codec.decode(x for rows in found.values() for r in rows for x in r)
+            for key, rows in found.items():
+                quads = [(None, names[r[0]], names[r[1]], names[r[2]]) for r in rows]
+                for i in by_key[key]:
+                    out[i] = quads
+        return out
+
+    def _lookup(self, bound: tuple[str, ...], keys: list[tuple]) -> dict[tuple, list[tuple]]:
+        # a triple in several pods is one triple (decision 5)
+        distinct = "DISTINCT " if len(self.pods) > 1 else ""
+        if not bound:
+            rows = self.conn.execute(text(f"SELECT {distinct}s, p, o FROM pod_triples "
+                                          "WHERE pod_id = ANY(:pods)"), {"pods": self.pods})
+            return {(): [tuple(r) for r in rows]}
+        arrays = ", ".join(f"CAST(:{c} AS bigint[])" for c in bound)
+        on = "".join(f" AND t.{c} = x.{c}" for c in bound)
         rows = self.conn.execute(text(
-            f"SELECT DISTINCT s, p, o FROM pod_triples WHERE pod_id = ANY(:pods){where}"),
-            {"pods": self.pods, **{c: ids[t] for c, t in bound.items()}}).all()
-        names = self.codec.decode(x for r in rows for x in r)
+            f"SELECT {distinct}t.s, t.p, t.o FROM unnest({arrays}) AS x({', '.join(bound)}) "
+            f"JOIN pod_triples AS t ON t.pod_id = ANY(:pods){on}"),
+            {"pods": self.pods, **{c: [k[j] for k in keys] for j, c in enumerate(bound)}})
+        out: dict[tuple, list[tuple]] = {}
         for r in rows:
-            yield (None, names[r.s], names[r.p], names[r.o])
+            t = tuple(r)
+            out.setdefault(tuple(t["spo".index(c)] for c in bound), []).append(t)
+        return out

@@ -15,15 +15,43 @@ def create_view(conn: Connection, consumer: int, name: str, query: str,
         {"c": consumer, "n": name, "q": query, "preds": predicates}).scalar_one())
 
 
+# the pods a view reads: consents whose grant has applied to it and whose
+# revocation has not
+_READABLE = ("SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c "
+             "ON c.id = cv.consent_id WHERE cv.view_id = {view} AND cv.granted_seq IS NOT NULL "
+             "AND cv.revoked_seq IS NULL ORDER BY 1")
+
+
 def lock_view(conn: Connection, view: int):  # type: ignore[no-untyped-def]
-    """The view's row, locked for this transaction; None if another holds it."""
-    return conn.execute(text("SELECT id, query, status, watermark, consumer_id FROM views "
-                             "WHERE id = :v FOR NO KEY UPDATE SKIP LOCKED"), {"v": view}).one_or_none()
+    """The view's row, locked for this transaction; None if another holds it.
+    With it, in the same statement, what a job reads next: ``upto`` (the last
+    change's seq), ``pods`` (the pods it reads) and ``tables`` (its K-relation
+    tables: rows of ``state.view_tables``)."""
+    return conn.execute(text(
+        "SELECT v.id, v.query, v.status, v.watermark, v.consumer_id, "
+        " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
+        f" ARRAY({_READABLE.format(view='v.id')}) AS pods, "
+        " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
+        "   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables "
+        "FROM views v WHERE v.id = :v FOR NO KEY UPDATE OF v SKIP LOCKED"),
+        {"v": view}).one_or_none()
 
 
 def set_state(conn: Connection, view: int, status: str, watermark: int) -> None:
     conn.execute(text("UPDATE views SET status = :s, watermark = :w WHERE id = :v"),
                  {"s": status, "w": watermark, "v": view})
+
+
+def advance(conn: Connection, view: int, status: str, upto: int) -> None:
+    """The view's watermark moves to ``upto``; its queued change jobs that
+    this covers are done too ("coalesced"). One statement."""
+    conn.execute(text(
+        "WITH moved AS (UPDATE views SET status = :s, watermark = :u WHERE id = :v) "
+        "UPDATE jobs SET status = 'done', updated_at = now(), "
+        "payload = payload || CAST('{\"executor\": \"coalesced\"}' AS jsonb) WHERE id IN ("
+        " SELECT id FROM jobs WHERE view_id = :v AND kind = 'apply_changes' "
+        " AND status = 'queued' AND CAST(payload->>'seq' AS bigint) <= :u "
+        " FOR NO KEY UPDATE SKIP LOCKED)"), {"s": status, "v": view, "u": upto})
 
 
 def grant(conn: Connection, pod: int, consumer: int, view: int | None = None,
@@ -77,10 +105,7 @@ def adopt_consents(conn: Connection, view: int, seq: int) -> None:
 def readable_pods(conn: Connection, view: int) -> list[int]:
     """Pods the view reads: consents whose grant has applied to it and whose
     revocation has not."""
-    return [int(r[0]) for r in conn.execute(text(
-        "SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
-        "WHERE cv.view_id = :v AND cv.granted_seq IS NOT NULL AND cv.revoked_seq IS NULL "
-        "ORDER BY 1"), {"v": view})]
+    return [int(r[0]) for r in conn.execute(text(_READABLE.format(view=":v")), {"v": view})]
 
 
 def pod_entry(conn: Connection, pod: int, others: list[int]) -> list:  # type: ignore[type-arg]

@@ -1,19 +1,15 @@
 """Matching triple patterns against quad sources (SPARQL 1.1 §18.3 BGP).
 
-A source is any callable ``(g, s, p, o) -> iterable of (quad, sign)`` with None
-for an unbound position; the default graph is ``g = None``.
+A source is a ``QuadStore``: lookups ``(g, s, p, o)`` with None for an unbound
+position; the default graph is ``g = None``.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable, Iterable, Iterator
 
 from rdflib.term import Identifier, URIRef
 
 from views import algebra as A
 from views.dataset import ANY_NAMED, QuadStore
-
-Source = Callable[[object, object, object, object], Iterable[tuple[tuple, int]]]
 
 
 def _value(slot: A.Slot | None, bound: dict[str, Identifier]) -> Identifier | None:
@@ -65,29 +61,38 @@ def probe(tp: A.TriplePattern, bound: dict[str, Identifier]) -> tuple:
 _NO_GRAPH = URIRef("urn:podviews:no-such-graph")
 
 
-def dataset_source(ds: QuadStore) -> Source:
-    def source(g: object, s: object, p: object, o: object) -> Iterator[tuple[tuple, int]]:
-        for q in ds.match(g, s, p, o):  # type: ignore[arg-type]
-            yield q, 1
-    return source
+Start = tuple  # (bindings, k): a partial solution the join extends
 
 
-def join_patterns(tps: list[A.TriplePattern], sources: list[Source],
-                  start: dict[str, Identifier], k: int = 1) -> Iterator[tuple[dict, int]]:
-    """Index nested-loop join of ``tps[i]`` over ``sources[i]`` from ``start``;
-    the most bound pattern goes first."""
+def join_patterns(tps: list[A.TriplePattern], sources: list[QuadStore],
+                  starts: list[Start]) -> list[list[tuple[dict, int]]]:
+    """For each start, its index nested-loop join with ``tps[i]`` over
+    ``sources[i]``, set at a time: each step probes a source once for the whole
+    frontier (``match_many``), the most bound pattern first."""
+    out: list[list[tuple[dict, int]]] = [[] for _ in starts]
+    _join(tps, sources, [(i, b, k) for i, (b, k) in enumerate(starts)], out)
+    return out
+
+
+def _join(tps: list[A.TriplePattern], sources: list[QuadStore],
+          frontier: list[tuple[int, dict, int]], out: list[list[tuple[dict, int]]]) -> None:
     if not tps:
-        yield start, k
+        for i, b, k in frontier:
+            out[i].append((b, k))
         return
-    i = min(range(len(tps)), key=lambda j: _freedom(tps[j], start))
-    tp, src = tps[i], sources[i]
-    rest_t, rest_s = tps[:i] + tps[i + 1:], sources[:i] + sources[i + 1:]
-    for quad, sign in src(*probe(tp, start)):
-        nxt = extend(tp, quad, start)
-        if nxt is not None:
-            yield from join_patterns(rest_t, rest_s, nxt, k * sign)
+    by_schema: dict[frozenset, list[tuple[int, dict, int]]] = {}
+    for row in frontier:
+        by_schema.setdefault(frozenset(row[1]), []).append(row)
+    for schema, rows in by_schema.items():
+        j = min(range(len(tps)), key=lambda x: _freedom(tps[x], schema))
+        tp = tps[j]
+        found = sources[j].match_many([probe(tp, b) for _, b, _ in rows])
+        nxt = [(i, e, k) for (i, b, k), quads in zip(rows, found) for q in quads
+               if (e := extend(tp, q, b)) is not None]
+        if nxt:
+            _join(tps[:j] + tps[j + 1:], sources[:j] + sources[j + 1:], nxt, out)
 
 
-def _freedom(tp: A.TriplePattern, bound: dict[str, Identifier]) -> int:
+def _freedom(tp: A.TriplePattern, bound: frozenset) -> int:
     free = sum(1 for x in (tp.s, tp.p, tp.o) if A.is_var(x) and x not in bound)
     return free * 2 + (0 if tp.p is not None and not A.is_var(tp.p) else 1)

@@ -9,7 +9,7 @@ appear or vanish only when its last copy does.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 from rdflib.term import Identifier
@@ -23,6 +23,11 @@ class QuadStore(Protocol):
 
     def match(self, g: object, s: Identifier | None, p: Identifier | None,
               o: Identifier | None) -> Iterable[Quad]: ...
+
+    def match_many(self, keys: Sequence[tuple]) -> list[list[Quad]]:
+        """``match`` for each ``(g, s, p, o)`` key, aligned with ``keys``: one
+        round trip where the store is a database."""
+        ...
 
     def graph_names(self) -> list[Identifier]: ...
 
@@ -142,6 +147,9 @@ class Dataset:
             for t in idx.match(s, p, o):
                 yield (name, *t)
 
+    def match_many(self, keys: Sequence[tuple]) -> list[list[Quad]]:
+        return [list(self.match(*k)) for k in keys]
+
 
 ANY_NAMED = object()
 
@@ -156,6 +164,12 @@ class Before:
             if q[0] is not None:
                 net[q[0]] += sign
         self._net = net
+        # the deleted quads, indexed by subject, predicate and object
+        self._removed = [q for q, sign in delta.items() if sign < 0]
+        self._by: tuple[dict, ...] = (defaultdict(list), defaultdict(list), defaultdict(list))
+        for q in self._removed:
+            for i in range(3):
+                self._by[i][q[i + 1]].append(q)
 
     def graph_size(self, g: Identifier) -> int:
         return self.ds.graph_size(g) - self._net.get(g, 0)
@@ -166,12 +180,22 @@ class Before:
 
     def match(self, g: object, s: Identifier | None, p: Identifier | None,
               o: Identifier | None) -> Iterator[Quad]:
-        for q in self.ds.match(g, s, p, o):
-            if self.delta.get(q, 0) <= 0:
-                yield q
-        for q, sign in self.delta.items():
-            if sign < 0 and quad_matches(q, g, s, p, o):
-                yield q
+        return iter(self.match_many([(g, s, p, o)])[0])
+
+    def match_many(self, keys: Sequence[tuple]) -> list[list[Quad]]:
+        now = self.ds.match_many(keys)
+        return [[q for q in found if self.delta.get(q, 0) <= 0] + self._deleted(key)
+                for key, found in zip(keys, now)]
+
+    def _deleted(self, key: tuple) -> list[Quad]:
+        """The deleted quads that answer ``key``, through the most selective
+        bound position."""
+        cands = self._removed
+        for i in (0, 2, 1):  # subject, object, predicate
+            if key[i + 1] is not None:
+                cands = self._by[i].get(key[i + 1], [])
+                break
+        return [q for q in cands if quad_matches(q, *key)]
 
 
 def quad_matches(q: tuple, g: object, s: object, p: object, o: object) -> bool:

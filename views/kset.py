@@ -8,7 +8,7 @@ K-set maps mappings to non-zero integers. ``KRel`` is a K-set split by schema
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from rdflib.term import Identifier
 
@@ -66,6 +66,11 @@ class KRel:
     def get(self, m: Mu) -> int:
         return self.rows.get(m, 0)
 
+    def get_many(self, ms: Iterable[Mu]) -> dict[Mu, int]:
+        """The annotations of ``ms`` that are not 0 (a database answers them
+        in one query)."""
+        return {m: k for m in ms if (k := self.rows.get(m, 0))}
+
     def add(self, m: Mu, k: int) -> None:
         if not k:
             return
@@ -118,6 +123,11 @@ class KRel:
                 index = self._build(schema, keys)
             for m in index.get(tuple(probe[k] for k in keys), ()):
                 yield m, self.rows[m]
+
+    def compatible_many(self, probes: Sequence[Mapping[str, Identifier]],
+                        require_shared: bool = False) -> list[list[tuple[Mu, int]]]:
+        """``compatible`` for each probe, aligned with ``probes``."""
+        return [list(self.compatible(p, require_shared)) for p in probes]
 
     def _build(self, schema: frozenset[str], keys: tuple[str, ...]) -> dict[tuple, set[Mu]]:
         index: dict[tuple, set[Mu]] = {}

@@ -21,15 +21,15 @@ outputs and their deltas, then ``commit`` adds every ΔQ to its output.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from rdflib.term import Identifier
 
 from views import algebra as A
-from views.bgp import Source, dataset_source, join_patterns, match_quad
+from views.bgp import join_patterns, match_quad
 from views.dataset import Before, Delta, QuadStore
 from views.errors import UnsupportedFeature
-from views.expr import truth, try_evaluate
+from views.expr import ExistsFn, truth, try_evaluate
 from views.kset import KRel, KSet, Mu, add_into, mu
 from views.normalize import normalize
 from views.reference import exists_fn, group_key, group_row, minus_blocks, project
@@ -45,7 +45,8 @@ class Ctx:
         for quad, sign in delta.items():
             self.by_predicate.setdefault(quad[2], []).append((quad, sign))
         self.before = Before(ds, delta)
-        self.new, self.old = dataset_source(ds), dataset_source(self.before)
+        self.new: QuadStore = ds
+        self.old: QuadStore = self.before
         self.exists, self.exists_before = exists_fn(ds), exists_fn(self.before)
 
 
@@ -77,7 +78,7 @@ class BGPNode(Node):
         self.label = f"BGP of {len(self.tps)} triple patterns: ΔB by Theorem 4.3"
 
     def scratch(self, ctx: Ctx) -> KSet:
-        return _collect(join_patterns(self.tps, [ctx.new] * len(self.tps), {}))
+        return _collect(join_patterns(self.tps, [ctx.new] * len(self.tps), [({}, 1)])[0])
 
     def compute(self, ctx: Ctx) -> KSet:
         # ΔB = Σ_i T1(G')⋈…⋈T(i-1)(G')⋈Ti(ΔG)⋈T(i+1)(G)⋈…⋈Tn(G)   (Theorem 4.3)
@@ -86,8 +87,8 @@ class BGPNode(Node):
         for i, tp in enumerate(self.tps):
             rest = self.tps[:i] + self.tps[i + 1:]
             sources = [ctx.new] * i + [ctx.old] * (n - i - 1)
-            for start, sign in _delta_matches(ctx, tp):
-                add_into(out, ((mu(m), k) for m, k in join_patterns(rest, sources, start, sign)))
+            for rows in join_patterns(rest, sources, list(_delta_matches(ctx, tp))):
+                add_into(out, ((mu(m), k) for m, k in rows))
         return out
 
 
@@ -97,27 +98,42 @@ class VirtualBGP:
     computes its deltas it reads G (G' − ΔG); otherwise G'. Same interface as
     ``KRel``."""
 
-    def __init__(self, tps: list[A.TriplePattern], source: Source) -> None:
+    def __init__(self, tps: list[A.TriplePattern], source: QuadStore) -> None:
         self.tps, self.source = tps, source
         self.vars = {v for t in tps for v in (t.g, t.s, t.p, t.o) if v is not None and A.is_var(v)}
 
-    def _eval(self, start: dict) -> KSet:
+    def _eval(self, starts: list[dict]) -> list[KSet]:
         sources = [self.source] * len(self.tps)
-        return add_into({}, ((mu(m), k) for m, k in join_patterns(self.tps, sources, start)))
+        return [_collect(rows) for rows in join_patterns(self.tps, sources,
+                                                         [(s, 1) for s in starts])]
 
     def get(self, m: Mu) -> int:
-        d = dict(m)
-        return self._eval(d).get(m, 0) if set(d) == self.vars else 0
+        return self.get_many([m]).get(m, 0)
+
+    def get_many(self, ms: Iterable[Mu]) -> dict[Mu, int]:
+        full = [m for m in set(ms) if {v for v, _ in m} == self.vars]
+        return {m: k for m, r in zip(full, self._eval([dict(m) for m in full]))
+                if (k := r.get(m, 0))}
 
     def compatible(self, probe: dict, require_shared: bool = False) -> Iterator[tuple[Mu, int]]:
-        start = {v: t for v, t in probe.items() if v in self.vars}
-        if require_shared and not start:
-            return
-        yield from self._eval(start).items()
+        return iter(self.compatible_many([probe], require_shared)[0])
+
+    def compatible_many(self, probes: Sequence[Mapping], require_shared: bool = False
+                        ) -> list[list[tuple[Mu, int]]]:
+        keys: list[Mu | None] = []
+        starts: dict[Mu, dict] = {}  # one evaluation per distinct start
+        for p in probes:
+            start = {v: t for v, t in p.items() if v in self.vars}
+            key = mu(start) if start or not require_shared else None
+            keys.append(key)
+            if key is not None:
+                starts.setdefault(key, start)
+        found = dict(zip(starts, self._eval(list(starts.values()))))
+        return [list(found[k].items()) if k is not None else [] for k in keys]
 
     @property
     def rows(self) -> KSet:
-        return self._eval({})
+        return self._eval([{}])[0]
 
     def apply(self, delta: KSet) -> None:
         """Nothing is stored: the dataset already holds G'."""
@@ -192,10 +208,11 @@ class ValuesNode(Node):
 
 def join_into(out: KSet, rows: Iterable[tuple[Mu, int]], rel: KRel,
               keep: Callable[[dict], bool] | None = None) -> KSet:
-    """out += rows ⋈ rel (K-set Join), probing rel's index; ``keep`` filters."""
-    for m1, k1 in rows:
-        d1 = dict(m1)
-        for m2, k2 in rel.compatible(d1):
+    """out += rows ⋈ rel (K-set Join), probing rel's index (all rows at
+    once); ``keep`` filters."""
+    left = [(dict(m1), k1) for m1, k1 in rows]
+    for (d1, k1), found in zip(left, rel.compatible_many([d for d, _ in left])):
+        for m2, k2 in found:
             merged = {**d1, **dict(m2)}
             if keep is None or keep(merged):
                 add_into(out, [(mu(merged), k1 * k2)])
@@ -246,52 +263,47 @@ class DiffNode(Node):
             return minus_blocks(d1, d2, self.graph_var)
         return self.expr is None or truth(self.expr, {**d1, **d2})
 
-    def _blocked(self, d1: dict, right: KRel, rdelta: KSet) -> bool:
-        seen = set()
-        for m2, k2 in right.compatible(d1, require_shared=self.minus):
-            seen.add(m2)
-            if k2 + rdelta.get(m2, 0) and self._matches(d1, m2):
-                return True
-        for m2, k2 in rdelta.items():  # the cheap tests first: right.get may be a query
-            if m2 not in seen and _compatible_mu(d1, m2) and right.get(m2) + k2 \
-                    and self._matches(d1, m2):
-                return True
-        return False
-
-    def _value(self, m1: Mu, k1: int, right: KRel, rdelta: KSet) -> int:
-        return 0 if not k1 or self._blocked(dict(m1), right, rdelta) else k1
+    def _values(self, rows: list[tuple[Mu, int]], right: KRel, rdelta: KSet) -> list[int]:
+        """Each μ1's annotation k1, or 0 where a μ2 in the right's new support
+        blocks it; ``right`` holds the old support and ``rdelta`` its change.
+        The right is probed once for all rows; the mappings entering its
+        support are probed in memory."""
+        live = [(dict(m1), k1) for m1, k1 in rows if k1]
+        probes = [d for d, _ in live]
+        old = right.get_many(rdelta) if rdelta else {}
+        entering = KRel({m2: k2 for m2, k2 in rdelta.items() if m2 not in old})
+        blocked = [any(k2 + rdelta.get(m2, 0) and self._matches(d1, m2) for m2, k2 in now)
+                   or any(self._matches(d1, m2) for m2, _ in new)
+                   for d1, now, new in zip(probes,
+                                           right.compatible_many(probes, self.minus),
+                                           entering.compatible_many(probes, self.minus))]
+        verdict = iter(blocked)
+        return [0 if not k1 or next(verdict) else k1 for _, k1 in rows]
 
     def scratch(self, ctx: Ctx) -> KSet:
         left, right = self.children
-        out: KSet = {}
-        for m1, k1 in left.out.rows.items():
-            v = self._value(m1, k1, right.out, {})
-            if v:
-                out[m1] = v
-        return out
+        rows = list(left.out.rows.items())
+        return {m1: v for (m1, _), v in zip(rows, self._values(rows, right.out, {})) if v}
 
     def compute(self, ctx: Ctx) -> KSet:
         left, right = self.children
         # ΔS̄: right mappings entering or leaving the support (Theorem 4.6)
-        changed = [m2 for m2, k2 in right.d.items() if _enters_or_leaves(right.out.get(m2), k2)]
+        was = right.out.get_many(right.d)
+        changed = [dict(m2) for m2, k2 in right.d.items()
+                   if _enters_or_leaves(was.get(m2, 0), k2)]
         cands = set(left.d)
-        for m2 in changed:
-            cands.update(m1 for m1, _ in left.out.compatible(dict(m2), require_shared=self.minus))
-        out: KSet = {}
-        for m1 in cands:
-            new = self._value(m1, left.out.get(m1) + left.d.get(m1, 0), right.out, right.d)
-            old = self.out.get(m1)
-            if new != old:
-                out[m1] = new - old
-        return out
+        for found in left.out.compatible_many(changed, require_shared=self.minus):
+            cands.update(m1 for m1, _ in found)
+        order = list(cands)
+        k_left, k_out = left.out.get_many(order), self.out.get_many(order)
+        new = self._values([(m1, k_left.get(m1, 0) + left.d.get(m1, 0)) for m1 in order],
+                           right.out, right.d)
+        return {m1: v - k_out.get(m1, 0) for m1, v in zip(order, new)
+                if v != k_out.get(m1, 0)}
 
 
 def _enters_or_leaves(k: int, dk: int) -> bool:
     return (k == 0) != (k + dk == 0)
-
-
-def _compatible_mu(d1: dict, m2: Mu) -> bool:
-    return all(d1.get(k, v) == v for k, v in m2)
 
 
 class UnionNode(Node):
@@ -338,8 +350,10 @@ class MapNode(Node):
 
     def scratch(self, ctx: Ctx) -> KSet:
         out: KSet = {}
-        for m, k in self.children[0].out.rows.items():
-            r = self._f(m, ctx.exists)
+        rows = self.children[0].out.rows
+        exists = BatchExists(ctx.new, ctx.exists, self.p.expr, rows)
+        for m, k in rows.items():
+            r = self._f(m, exists)
             if r is not None:
                 add_into(out, [(r, k)])
         return out
@@ -353,12 +367,16 @@ class MapNode(Node):
                 if r is not None:
                     add_into(out, [(r, k)])
             return out
-        for m in set(child.d) | self._touched(ctx):
-            k_old = child.out.get(m)
-            k_new = k_old + child.d.get(m, 0)
-            # the old decision is re-taken on G, the new one on G'
-            r_old = self._f(m, ctx.exists_before) if k_old else None
-            r_new = self._f(m, ctx.exists) if k_new else None
+        touched = list(set(child.d) | self._touched(ctx))
+        was = child.out.get_many(touched)
+        now = {m: k for m in touched if (k := was.get(m, 0) + child.d.get(m, 0))}
+        # the old decisions are re-taken on G, the new ones on G'
+        before = BatchExists(ctx.old, ctx.exists_before, self.p.expr, was)
+        after = BatchExists(ctx.new, ctx.exists, self.p.expr, now)
+        for m in touched:
+            k_old, k_new = was.get(m, 0), now.get(m, 0)
+            r_old = self._f(m, before) if k_old else None
+            r_new = self._f(m, after) if k_new else None
             if r_old is not None:
                 add_into(out, [(r_old, -k_old)])
             if r_new is not None:
@@ -369,12 +387,39 @@ class MapNode(Node):
         child = self.children[0]
         if self.tps is None:
             return set(child.out.rows)
-        out: set[Mu] = set()
-        for tp in self.tps:
-            for b, _ in _delta_matches(ctx, tp):
-                probe = {k: v for k, v in b.items() if not k.startswith("_:")}
-                out.update(m for m, _ in child.out.compatible(probe))
-        return out
+        probes = [{k: v for k, v in b.items() if not k.startswith("_:")}
+                  for tp in self.tps for b, _ in _delta_matches(ctx, tp)]
+        return {m for found in child.out.compatible_many(probes) for m, _ in found}
+
+
+class BatchExists:
+    """EXISTS decided for many mappings at once: where the pattern is a BGP it
+    is joined set at a time with all of their substitutions (SPARQL 1.1
+    §18.6); other patterns go to ``fallback``, one mapping at a time."""
+
+    def __init__(self, ds: QuadStore, fallback: ExistsFn, e: A.Expr,
+                 ms: Iterable[Mu]) -> None:
+        self.fallback = fallback
+        self.names: dict[int, set[str]] = {}
+        self.known: dict[tuple[int, Mu], bool] = {}
+        ms = list(ms)
+        for x in A.walk_expr(e):
+            if not isinstance(x, A.Exists) or not isinstance(x.pattern, A.BGP):
+                continue
+            tps = list(x.pattern.triples)
+            names = self.names[id(x.pattern)] = {
+                v for tp in tps for v in (tp.g, tp.s, tp.p, tp.o) if v is not None and A.is_var(v)}
+            starts = list({frozenset(b for b in m if b[0] in names) for m in ms})
+            found = join_patterns(tps, [ds] * len(tps), [(dict(s), 1) for s in starts])
+            self.known.update(((id(x.pattern), s), bool(rows)) for s, rows in zip(starts, found))
+
+    def __call__(self, pattern: A.Pattern, m: Mapping[str, Identifier]) -> bool:
+        names = self.names.get(id(pattern))
+        if names is not None:
+            known = self.known.get((id(pattern), mu({v: t for v, t in m.items() if v in names})))
+            if known is not None:
+                return known
+        return self.fallback(pattern, m)
 
 
 def _exists_triple_patterns(e: A.Expr) -> list[A.TriplePattern] | None:
@@ -419,9 +464,10 @@ class DistinctNode(Node):
 
     def compute(self, ctx: Ctx) -> KSet:
         child = self.children[0]
+        was = child.out.get_many(child.d)
         out: KSet = {}
         for m, k in child.d.items():
-            old, new = child.out.get(m) > 0, child.out.get(m) + k > 0
+            old, new = was.get(m, 0) > 0, was.get(m, 0) + k > 0
             if old != new:
                 out[m] = 1 if new else -1
         return out
@@ -447,16 +493,25 @@ class GroupNode(Node):
             return None  # only the implicit group of an ungrouped query can be empty
         return mu(group_row(self.p, key, [(dict(m), k) for m, k in members.items()], None))
 
-    def _members(self, key: tuple, extra: KSet) -> tuple[KSet, KSet]:
-        """The old and new members of the group ``key``."""
+    def _members(self, keys: list[tuple], extra: KSet) -> list[tuple[KSet, KSet]]:
+        """The old and new members of each group in ``keys``: the child is
+        probed by the key variables (all keys at once), or read whole once
+        when a key is an expression."""
         rel = self.children[0].out
-        probe = {v: t for v, t in zip(self.key_vars, key) if t is not None} \
-            if self.plain_keys else {}
-        old: KSet = {m: k for m, k in rel.compatible(probe)
-                     if group_key(self.p, dict(m)) == key}
-        new = add_into(dict(old), ((m, k) for m, k in extra.items()
-                                   if group_key(self.p, dict(m)) == key))
-        return old, new
+        if self.plain_keys:
+            found = rel.compatible_many([{v: t for v, t in zip(self.key_vars, key)
+                                          if t is not None} for key in keys])
+        else:
+            everything = list(rel.compatible({}))
+            found = [everything] * len(keys)
+        added: dict[tuple, KSet] = {}
+        for m, k in extra.items():
+            added.setdefault(group_key(self.p, dict(m)), {})[m] = k
+        out = []
+        for key, rows in zip(keys, found):
+            old: KSet = {m: k for m, k in rows if group_key(self.p, dict(m)) == key}
+            out.append((old, add_into(dict(old), added.get(key, {}).items())))
+        return out
 
     def scratch(self, ctx: Ctx) -> KSet:
         groups: dict[tuple, KSet] = {}
@@ -469,10 +524,9 @@ class GroupNode(Node):
 
     def compute(self, ctx: Ctx) -> KSet:
         delta = self.children[0].d
-        touched = {group_key(self.p, dict(m)) for m in delta}
+        touched = list({group_key(self.p, dict(m)) for m in delta})
         out: KSet = {}
-        for key in touched:
-            old_members, new_members = self._members(key, delta)
+        for key, (old_members, new_members) in zip(touched, self._members(touched, delta)):
             old, new = self._row(key, old_members), self._row(key, new_members)
             if old != new:
                 if old is not None:
@@ -559,10 +613,9 @@ class Maintainer:
         self.ds = ds
         self.root = build(self.pattern)
         self.nodes = postorder(self.root)
-        current = dataset_source(ds)
         for i, n in enumerate(self.nodes):
             if isinstance(n, BGPNode):
-                n.out = VirtualBGP(n.tps, current)  # type: ignore[assignment]
+                n.out = VirtualBGP(n.tps, ds)  # type: ignore[assignment]
             else:
                 n.out = relations(i) if relations is not None else KRel()
         if backfill:

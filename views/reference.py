@@ -13,7 +13,7 @@ from rdflib.term import Identifier
 
 from views import algebra as A
 from views.aggregates import compute
-from views.bgp import dataset_source, join_patterns
+from views.bgp import join_patterns
 from views.dataset import QuadStore
 from views.expr import truth, try_evaluate
 from views.kset import KSet, add_into, compatible, mu
@@ -34,7 +34,6 @@ def exists_fn(ds: QuadStore):  # type: ignore[no-untyped-def]
 class _Evaluator:
     def __init__(self, ds: QuadStore) -> None:
         self.ds = ds
-        self.source = dataset_source(ds)
         self.active: Identifier | None = None
         self.exists = lambda pattern, m: bool(self.run(pattern, dict(m)))
 
@@ -106,7 +105,7 @@ class _Evaluator:
                  if s is not None and A.is_var(s)}
         start = {k: v for k, v in bind.items() if k in names}
         out: KSet = {}
-        for m, k in join_patterns(tps, [self.source] * len(tps), start):
+        for m, k in join_patterns(tps, [self.ds] * len(tps), [(start, 1)])[0]:
             add_into(out, [(mu(m), k)])
         return out
 
