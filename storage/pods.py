@@ -57,6 +57,35 @@ def put_resource(conn: Connection, pod: int, path: str, triples: Iterable[Triple
     return _change(conn, pod, rid, after - before, before - after)
 
 
+def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Triple],
+                   deletes: Iterable[Triple], content_type: str = "text/turtle") -> int:
+    """Make ``inserts`` present in the resource at ``path`` (created if
+    absent) and ``deletes`` absent; the change's sequence number. Only these
+    triples are read, so the work follows the patch, not the resource. The
+    ETag moves on from the old one by what changed (a new resource's is
+    ``put_resource``'s)."""
+    inserts, deletes = set(inserts), set(deletes)
+    ids = terms.intern(conn, (x for t in inserts | deletes for x in t))
+    ins = {(ids[s], ids[p], ids[o]) for s, p, o in inserts}
+    dels = {(ids[s], ids[p], ids[o]) for s, p, o in deletes}
+    row = conn.execute(text(
+        "INSERT INTO resources (pod_id, path, etag, content_type) VALUES (:pod, :path, '', :ct) "
+        "ON CONFLICT (pod_id, path) DO UPDATE SET updated_at = now() RETURNING id, etag"),
+        {"pod": pod, "path": path, "ct": content_type}).one()
+    rid = int(row.id)
+    present = {(r.s, r.p, r.o) for r in conn.execute(text(
+        "SELECT q.s, q.p, q.o FROM unnest(CAST(:s AS bigint[]), CAST(:p AS bigint[]), "
+        "CAST(:o AS bigint[])) AS x(s, p, o) JOIN quads q ON q.resource_id = :r "
+        "AND q.s = x.s AND q.p = x.p AND q.o = x.o"), {"r": rid, **_columns(ins | dels)})}
+    inserted, deleted = ins - present, dels & present
+    if inserted or deleted or not row.etag:
+        moved = repr(sorted(inserted)) if not row.etag else \
+            f"{row.etag}+{sorted(inserted)}-{sorted(deleted)}"
+        conn.execute(text("UPDATE resources SET etag = :e WHERE id = :r"),
+                     {"e": hashlib.sha1(moved.encode()).hexdigest(), "r": rid})
+    return _change(conn, pod, rid, inserted, deleted)
+
+
 def delete_resource(conn: Connection, pod: int, path: str) -> int:
     rid = conn.execute(text("SELECT id FROM resources WHERE pod_id = :pod AND path = :path"),
                        {"pod": pod, "path": path}).scalar()

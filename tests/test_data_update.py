@@ -15,7 +15,7 @@ from server.ldp.patch import BadPatch, _rdflib_update, sparql_update
 BASE = "http://pods.example/alice/doc"
 OBJECTS = ['"plain"', '"with } brace"', "'''long\nstring'''", '"esc \\" quote"', '"chat"@fr',
            '"5"^^<http://www.w3.org/2001/XMLSchema#integer>', "7", "-2", "1.5", "2e3", "true",
-           "<rel>", ":o1", "ex:o2", "<http://x.example/#frag>"]
+           "<rel>", ":o1", "ex:o2", "<http://x.example/#frag>", r'"\u00e9t\u00e9"']
 
 
 def _triple(rng: random.Random) -> str:
@@ -57,6 +57,7 @@ def test_plain_updates_equal_the_full_parser() -> None:
     "DELETE WHERE { ?a ?b ?c }",
     "INSERT DATA { <a> <b> <c> } garbage",
     "INSERT DATA { <a> <b> \"open }",
+    "INSERT DATA { <a> <b> \"Chat\"@EN-us }",  # its case is kept as written
 ])
 def test_other_forms_go_to_the_full_parser(body: str) -> None:
     assert data_update.operations(body, BASE) is None

@@ -45,3 +45,28 @@ def test_put_diffs_and_the_default_graph_is_a_set(migrated: str) -> None:
         assert pods.change_delta(c, s4) == {shared: -1, b: -1}
         assert s1 < s2 < s3 < s4
         assert pods.default_graph(c, pod) == {a}
+
+
+def test_a_patch_reads_only_its_triples_and_equals_the_put_of_its_result(migrated: str) -> None:
+    """``patch_resource`` makes its inserts present and its deletes absent,
+    with the ΔG and content a ``put_resource`` of the same result gives; a
+    patch that changes nothing keeps the ETag, one that changes something
+    moves it."""
+    with sa.create_engine(migrated).begin() as c:
+        pod = _pod(c)
+        a, b, d, shared = t("a", "p", "b"), t("b", "p", Literal(1)), t("d", "p", "e"), \
+            t("c", "q", "d")
+        pods.put_resource(c, pod, "other", [shared])
+        s1 = pods.patch_resource(c, pod, "doc", [a, shared], [d])  # created by the patch
+        assert pods.change_delta(c, s1) == {a: 1}  # shared was in the pod already
+        etag = pods.written(c, s1).etag
+        same = pods.patch_resource(c, pod, "doc", [a], [b])  # nothing to do
+        assert pods.change_delta(c, same) == {} and pods.written(c, same).etag == etag
+        s2 = pods.patch_resource(c, pod, "doc", [b], [a, d])
+        assert pods.change_delta(c, s2) == {b: 1, a: -1}
+        assert pods.written(c, s2).etag != etag
+        rid = pods.resource(c, pod, "doc").id
+        assert pods.resource_triples(c, rid) == {b, shared}
+        s3 = pods.put_resource(c, pod, "doc", [b, shared])  # the same content put
+        assert pods.change_delta(c, s3) == {}
+        assert pods.default_graph(c, pod) == {b, shared}

@@ -1,8 +1,9 @@
 """The common SPARQL Update of a pod write — a prologue of PREFIXes and a
 sequence of ``INSERT DATA { … }`` / ``DELETE DATA { … }`` — read without
 rdflib's SPARQL grammar: each block is parsed as Turtle (the same triple
-syntax, ~0.7 ms for a small block against ~8 ms for the whole update through
-the SPARQL parser). Anything else — BASE, GRAPH, blank node labels, WHERE
+syntax) by pyoxigraph's parser (Rust): ~0.7 ms for a small block through
+rdflib's Turtle parser against ~8 ms for the whole update through its SPARQL
+parser, and 800 triples in ~5 ms against ~180 ms through rdflib's Turtle. Anything else — BASE, GRAPH, blank node labels, WHERE
 clauses, a block Turtle rejects — answers None and the update goes through
 the full parser, which also words the errors."""
 
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from rdflib import Graph
-from rdflib.term import BNode
+import pyoxigraph as ox
+from rdflib.term import BNode, Identifier, Literal, URIRef
 
 from server.ldp.rdf import Triple
 
@@ -20,6 +21,7 @@ Operation = tuple[int, set[Triple]]  # +1 INSERT DATA, -1 DELETE DATA
 _SPACE = re.compile(r"(?:\s+|#[^\n]*)*")
 _PREFIX = re.compile(r"PREFIX\s+((?:[A-Za-z][\w.-]*)?):\s*<([^<>\"{}|^`\\\s]*)>", re.IGNORECASE)
 _OPERATION = re.compile(r"(INSERT|DELETE)\s+DATA\s*\{", re.IGNORECASE)
+_SPECIAL = re.compile(r"[{}@\"'<#]|_:")  # where the block scanner stops
 _LANG = re.compile(r"@[A-Za-z]+(?:-[A-Za-z0-9]+)*")
 _DIRECTIVE = re.compile(r"(?<![\w:])(PREFIX|BASE|GRAPH)(?![\w:])", re.IGNORECASE)
 
@@ -61,16 +63,18 @@ def _skip(text: str, pos: int) -> int:
 def _block_end(text: str, pos: int) -> tuple[int, bool] | None:
     """The index of the '}' closing a DATA block, and whether the block ends
     with a '.' or is empty; None for a nested brace, a blank node label, a
-    directive or an unterminated block."""
+    directive, an unterminated block or a language tag with capitals."""
     i, bare = pos, []
-    while i < len(text):
+    while m := _SPECIAL.search(text, i):
+        bare.append(text[i:m.start()])
+        i = m.start()
         c = text[i]
         if c == "}":
             words = "".join(bare)
             if _DIRECTIVE.search(words):
                 return None
             return i, words.rstrip().endswith(".") or not words.strip()
-        if c in "{@" or text.startswith("_:", i):
+        if c in "{@_":
             return None
         if c == "#":
             nl = text.find("\n", i)
@@ -78,13 +82,13 @@ def _block_end(text: str, pos: int) -> tuple[int, bool] | None:
         elif c == "<":
             i = text.find(">", i)
             bare.append("<>")
-        elif c in "\"'":
+        else:
             i = _string_end(text, i)
             bare.append('""')
             if i >= 0 and (tag := _LANG.match(text, i + 1)):
+                if tag[0] != tag[0].lower():
+                    return None  # pyoxigraph lowercases language tags, rdflib keeps them
                 i = tag.end() - 1
-        else:
-            bare.append(c)
         if i < 0:
             return None
         i += 1
@@ -109,9 +113,25 @@ def _string_end(text: str, i: int) -> int:
 
 def _triples(block: str, prefixes: dict[str, str], base: str) -> set[Triple] | None:
     doc = "".join(f"@prefix {p}: <{iri}> .\n" for p, iri in prefixes.items()) + block
-    g = Graph()
     try:
-        g.parse(data=doc, format="turtle", publicID=base)
-    except Exception:  # noqa: BLE001 - the full parser words the error
+        return {(_term(t.subject), _term(t.predicate), _term(t.object))
+                for t in ox.parse(doc, ox.RdfFormat.TURTLE, base_iri=base)}
+    except (SyntaxError, ValueError):  # the full parser words the error
         return None
-    return set(g)  # type: ignore[arg-type]
+
+
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+
+
+def _term(t: object) -> Identifier:
+    """rdflib's term for a pyoxigraph term, as rdflib's own parser makes it
+    (a plain literal has no datatype)."""
+    if isinstance(t, ox.NamedNode):
+        return URIRef(t.value)
+    if isinstance(t, ox.BlankNode):
+        return BNode(t.value)
+    assert isinstance(t, ox.Literal)
+    if t.language:
+        return Literal(t.value, lang=t.language)
+    dt = t.datatype.value
+    return Literal(t.value) if dt == _XSD_STRING else Literal(t.value, datatype=URIRef(dt))

@@ -6,6 +6,7 @@ WHERE) on the resource's graph."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from rdflib import RDF, Graph, Namespace
 from rdflib.graph import QuotedGraph
@@ -16,6 +17,19 @@ from server.ldp import data_update
 from server.ldp.rdf import Triple
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
+
+
+@dataclass(frozen=True)
+class DataChange:
+    """A patch that names its triples: present after it (``inserts``) or
+    absent (``deletes``), whatever the resource held. A write applies it
+    without reading the resource (``pods.patch_resource``)."""
+
+    inserts: frozenset[Triple]
+    deletes: frozenset[Triple]
+
+    def __call__(self, current: set[Triple]) -> set[Triple]:
+        return (current - self.deletes) | self.inserts
 SOLID = Namespace("http://www.w3.org/ns/solid/terms#")
 
 
@@ -113,14 +127,13 @@ def sparql_update(body: str, base: str) -> Change:
     Plain INSERT DATA / DELETE DATA updates skip the SPARQL grammar
     (``data_update``); the rest go through rdflib."""
     plain = data_update.operations(body, base)
-    if plain is not None:
-        def apply_data(current: set[Triple]) -> set[Triple]:
-            for sign, triples in plain:
-                current = current | triples if sign > 0 else current - triples
-            return current
-
-        return apply_data
-    return _rdflib_update(body, base)
+    if plain is None:
+        return _rdflib_update(body, base)
+    last: dict[Triple, int] = {}  # a triple's fate is its last operation's
+    for sign, triples in plain:
+        last.update(dict.fromkeys(triples, sign))
+    return DataChange(frozenset(t for t, s in last.items() if s > 0),
+                      frozenset(t for t, s in last.items() if s < 0))
 
 
 def _rdflib_update(body: str, base: str) -> Change:

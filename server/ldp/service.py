@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Engine
 from server import pipeline
 from server.auth import Principal
 from server.errors import Conflict, MethodNotAllowed, NotFound, PreconditionFailed
-from server.ldp.patch import Change
+from server.ldp.patch import Change, DataChange
 from server.ldp.rdf import Triple
 from storage import pods
 from storage.db import retrying
@@ -110,11 +110,16 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
                                    "below it, or POST to it", {"Allow": CONTAINER_ALLOW})
         row = pods.resource(c, t.pod, t.path, lock=True)
         _preconditions(row.etag if row else None, if_match, if_none_match)
-        current = pods.resource_triples(c, row.id) if row else set()
-        new = change(current)
-        if forward is not None:
-            forward()
-        seq = pods.put_resource(c, t.pod, t.path, new, content_type)
+        if isinstance(change, DataChange):  # the resource itself is not read
+            if forward is not None:
+                forward()
+            seq = pods.patch_resource(c, t.pod, t.path, change.inserts, change.deletes,
+                                      content_type)
+        else:
+            new = change(pods.resource_triples(c, row.id) if row else set())
+            if forward is not None:
+                forward()
+            seq = pods.put_resource(c, t.pod, t.path, new, content_type)
         pipeline.changed(c, t.pod, seq)
         after = pods.written(c, seq)
     return Written(seq, after.etag, row is None, t.path, after.changed)
