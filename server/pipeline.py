@@ -126,10 +126,12 @@ def _progress_reporter(conn: Connection, job_id: int):  # type: ignore[no-untype
     return report
 
 
-def view_delta(conn: Connection, graph: PodsGraph, after: int, upto: int) -> Delta:
+def view_delta(conn: Connection, graph: PodsGraph, after: int, upto: int,
+               predicates: list[int] | None = None) -> Delta:
     """ΔG of the view's input over (after, upto]: set-membership changes of the
-    union of its pods (decision 5)."""
-    rows = views_repo.net_changes(conn, graph.pods, after, upto)
+    union of its pods (decision 5); only those with one of ``predicates``
+    when given (the view's, note 24: no other triple can match its patterns)."""
+    rows = views_repo.net_changes(conn, graph.pods, after, upto, predicates)
     names = graph.codec.decode(x for r in rows for x in (r.s, r.p, r.o))
     delta: Delta = {}
     for r in rows:
@@ -229,7 +231,8 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> str:
         if job.kind == "verify":
             return views_repo.triple_count(conn, pods)
         moved = views_repo.triple_count(conn, [move[0]]) if move is not None else 0
-        return moved + views_repo.change_count(conn, before, row.watermark, upto)
+        return moved + views_repo.change_count(conn, before, row.watermark, upto,
+                                               row.predicates)
 
     changed = _on_spark(conn, router, row, pods, work, dry_run=job.kind == "verify")
     if changed is None:
@@ -282,7 +285,7 @@ def _catch_up(conn: Connection, row, upto: int,  # type: ignore[no-untyped-def]
     m, graph = _maintainer(conn, row, backfill=False, pods=pods,
                            tables=tables_by_node(row.tables))  # read with the lock
     if upto > row.watermark:
-        m.apply(view_delta(conn, graph, row.watermark, upto))
+        m.apply(view_delta(conn, graph, row.watermark, upto, row.predicates))
         views_repo.advance(conn, row.id, row.status, upto)
     return m, graph
 

@@ -28,7 +28,7 @@ def lock_view(conn: Connection, view: int):  # type: ignore[no-untyped-def]
     change's seq), ``pods`` (the pods it reads) and ``tables`` (its K-relation
     tables: rows of ``state.view_tables``)."""
     return conn.execute(text(
-        "SELECT v.id, v.query, v.status, v.watermark, v.consumer_id, "
+        "SELECT v.id, v.query, v.status, v.watermark, v.consumer_id, v.predicates, "
         " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
         f" ARRAY({_READABLE.format(view='v.id')}) AS pods, "
         " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
@@ -132,16 +132,20 @@ def last_seq(conn: Connection) -> int:
     return int(conn.execute(text("SELECT coalesce(max(seq), 0) FROM changes")).scalar_one())
 
 
-def net_changes(conn: Connection, pods: list[int], after: int, upto: int) -> list:  # type: ignore[type-arg]
-    """For every triple changed in (after, upto] in these pods: the sum of its
-    per-pod signs and whether some pod holds it now (at ``upto``)."""
+def net_changes(conn: Connection, pods: list[int], after: int, upto: int,  # type: ignore[type-arg]
+                predicates: list[int] | None = None) -> list:
+    """For every triple changed in (after, upto] in these pods — with one of
+    ``predicates`` (term ids) when given — the sum of its per-pod signs and
+    whether some pod holds it now (at ``upto``)."""
     return conn.execute(text(
         "WITH d AS (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
-        "  WHERE ct.seq > :a AND ct.seq <= :u AND ct.seq IN (SELECT seq FROM changes "
+        "  WHERE ct.seq > :a AND ct.seq <= :u "
+        "  AND (CAST(:preds AS bigint[]) IS NULL OR ct.p = ANY(CAST(:preds AS bigint[]))) "
+        "  AND ct.seq IN (SELECT seq FROM changes "
         "    WHERE pod_id = ANY(:pods) AND seq > :a AND seq <= :u) GROUP BY 1, 2, 3) "
         "SELECT d.s, d.p, d.o, d.net, (SELECT count(*) FROM pod_triples t WHERE "
         "  t.pod_id = ANY(:pods) AND t.s = d.s AND t.p = d.p AND t.o = d.o) AS holders FROM d"),
-        {"pods": pods, "a": after, "u": upto}).all()
+        {"pods": pods, "a": after, "u": upto, "preds": predicates}).all()
 
 
 def triple_count(conn: Connection, pods: list[int]) -> int:
@@ -151,12 +155,15 @@ def triple_count(conn: Connection, pods: list[int]) -> int:
                             {"p": pods}).scalar_one())
 
 
-def change_count(conn: Connection, pods: list[int], after: int, upto: int) -> int:
-    """Changed triples of these pods in (after, upto]: the size of a batch."""
+def change_count(conn: Connection, pods: list[int], after: int, upto: int,
+                 predicates: list[int] | None = None) -> int:
+    """Changed triples of these pods in (after, upto], with one of
+    ``predicates`` when given: the size of a batch."""
     return int(conn.execute(text(
         "SELECT count(*) FROM change_triples ct JOIN changes c ON c.seq = ct.seq "
-        "WHERE c.pod_id = ANY(:p) AND c.seq > :a AND c.seq <= :u"),
-        {"p": pods, "a": after, "u": upto}).scalar_one())
+        "WHERE c.pod_id = ANY(:p) AND c.seq > :a AND c.seq <= :u "
+        "AND (CAST(:preds AS bigint[]) IS NULL OR ct.p = ANY(CAST(:preds AS bigint[])))"),
+        {"p": pods, "a": after, "u": upto, "preds": predicates}).scalar_one())
 
 
 def view_row(conn: Connection, view: int):  # type: ignore[no-untyped-def]
