@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from rdflib import Graph
 
 from server import pipeline
+from server.progress import progress
 from storage import pods
 from storage.migrate import upgrade
 
@@ -156,15 +157,17 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
         backfill = time.perf_counter() - t
         times = []
         equal = True
-        for i, tx in enumerate(stream):
-            with engine.begin() as c:
-                seq = pods.put_resource(c, pod, f"update-{i}", tx)
-                pipeline.changed(c, pod, seq)
-            t = time.perf_counter()
-            pipeline.run_one(engine, "bench")
-            times.append((time.perf_counter() - t) * 1000)
-            with engine.connect() as c:
-                equal = equal and pipeline.read_view(c, view) == pipeline.scratch(c, view)
+        with progress(f"{data.name}: updates", len(stream)) as advance:
+            for i, tx in enumerate(stream):
+                with engine.begin() as c:
+                    seq = pods.put_resource(c, pod, f"update-{i}", tx)
+                    pipeline.changed(c, pod, seq)
+                t = time.perf_counter()
+                pipeline.run_one(engine, "bench")
+                times.append((time.perf_counter() - t) * 1000)
+                with engine.connect() as c:
+                    equal = equal and pipeline.read_view(c, view) == pipeline.scratch(c, view)
+                advance()
         with engine.connect() as c:
             view_rows = len(pipeline.read_view(c, view))
             aux_rows = sum(c.execute(sa.text(f'SELECT count(*) FROM "{t}"')).scalar_one()

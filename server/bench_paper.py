@@ -47,6 +47,7 @@ from server.bench import (
     update_stream,
 )
 from server.oracle import our_rows, oxigraph_rows
+from server.progress import progress
 from storage import pods
 from views.compile import compile_query
 
@@ -235,17 +236,19 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
 
     times: dict[str, float] = {}
     ox_times, equal = [], True
-    for kind, add, remove in steps:
-        pod.change(add, remove)
-        t = time.perf_counter()
-        drain(engine, router)
-        times[kind] = (time.perf_counter() - t) * 1000
-        t = time.perf_counter()
-        list(pod.store.query(text))  # type: ignore[call-overload]
-        ox_times.append((time.perf_counter() - t) * 1000)
-        with engine.connect() as c:
-            got = our_rows(whole, pipeline.read_view(c, view), q.variables)
-        equal = equal and got == oxigraph_rows(pod.store, oracle_text, q.variables)
+    with progress(f"{name}, {data_name}, {executor}: updates", len(steps)) as advance:
+        for kind, add, remove in steps:
+            pod.change(add, remove)
+            t = time.perf_counter()
+            drain(engine, router)
+            times[kind] = (time.perf_counter() - t) * 1000
+            t = time.perf_counter()
+            list(pod.store.query(text))  # type: ignore[call-overload]
+            ox_times.append((time.perf_counter() - t) * 1000)
+            with engine.connect() as c:
+                got = our_rows(whole, pipeline.read_view(c, view), q.variables)
+            equal = equal and got == oxigraph_rows(pod.store, oracle_text, q.variables)
+            advance()
     with engine.connect() as c:
         t = time.perf_counter()
         pipeline.scratch(c, view)
@@ -260,9 +263,9 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
         views_repo.drop_view(c, view)
     inc = statistics.median(times.values())
     oxm = statistics.median(ox_times)
-    return PaperRow(name, data_name, executor, len(steps), round(inc, 1), round(scratch_ms, 1), round(oxm, 1),
-                    round(scratch_ms / inc, 1), round(oxm / inc, 2), aux_rows, view_rows, equal,
-                    {k: round(v, 1) for k, v in times.items()})
+    return PaperRow(name, data_name, executor, len(steps), round(inc, 1), round(scratch_ms, 1),
+                    round(oxm, 1), round(scratch_ms / inc, 1), round(oxm / inc, 2), aux_rows,
+                    view_rows, equal, {k: round(v, 1) for k, v in times.items()})
 
 
 def queries_names() -> list[str]:

@@ -16,6 +16,7 @@ from rdflib import URIRef
 
 from server import pipeline
 from server.bench import bench_pod, drain, fresh_database
+from server.progress import progress
 from storage import pods
 
 EX = "http://bench.example/"
@@ -59,18 +60,20 @@ def _timed(server_url: str, registered: list[int], touched: int, updates: int
     drain(engine, router)
     times, jobs = [], 0
     equal = True
-    for u in range(updates):
-        with engine.begin() as c:  # one write: 5 triples of each touched view in, 5 out
-            for i in range(touched):
-                old = set(_triples(i, 0, PER_VIEW + 5 * u))
-                new = old - set(_triples(i, 5 * u, 5)) | set(_triples(i, PER_VIEW + 5 * u, 5))
-                pipeline.changed(c, pod, pods.put_resource(c, pod, f"base-{i}", new))
-        start = time.perf_counter()
-        jobs += drain(engine, router)
-        times.append((time.perf_counter() - start) * 1000)
-        with engine.connect() as c:
-            equal &= all(pipeline.read_view(c, views[i]) == pipeline.scratch(c, views[i])
-                         for i in range(touched))
+    with progress(f"{len(registered)} views: updates", updates) as advance:
+        for u in range(updates):
+            with engine.begin() as c:  # one write: 5 triples of each touched view in, 5 out
+                for i in range(touched):
+                    old = set(_triples(i, 0, PER_VIEW + 5 * u))
+                    new = old - set(_triples(i, 5 * u, 5)) | set(_triples(i, PER_VIEW + 5 * u, 5))
+                    pipeline.changed(c, pod, pods.put_resource(c, pod, f"base-{i}", new))
+            start = time.perf_counter()
+            jobs += drain(engine, router)
+            times.append((time.perf_counter() - start) * 1000)
+            with engine.connect() as c:
+                equal &= all(pipeline.read_view(c, views[i]) == pipeline.scratch(c, views[i])
+                             for i in range(touched))
+            advance()
     with engine.connect() as c:
         equal &= all(pipeline.read_view(c, v) == pipeline.scratch(c, v) for v in views.values())
     engine.dispose()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 from rdflib import Graph
-from rich.progress import Progress
 
+from server.progress import progress
 from storage import pods
 
 
@@ -26,10 +26,9 @@ def read_triples(path: Path) -> list[tuple]:
 def load(url: str, path: Path, pod: str, resource: str | None, owner: str) -> int:
     """Load ``path`` as the resource ``resource`` of ``pod`` (created if new);
     the change's sequence number."""
-    with Progress(transient=True) as progress:
-        task = progress.add_task(f"parsing {path.name}", total=None)
+    with progress(f"parsing {path.name}") as advance:
         triples = read_triples(path)
-        progress.update(task, description=f"storing {len(triples):,} triples")
+        advance(0, f"storing {len(triples):,} triples")
         with sa.create_engine(url).begin() as conn:
             try:
                 pid = pods.pod_id(conn, pod)
