@@ -27,7 +27,7 @@ from rdflib import Graph
 
 from server import pipeline
 from server.progress import progress
-from storage import pods
+from storage import pods, views_repo
 from storage.migrate import upgrade
 
 BSBM = "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/"
@@ -170,8 +170,7 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
                 advance()
         with engine.connect() as c:
             view_rows = len(pipeline.read_view(c, view))
-            aux_rows = sum(c.execute(sa.text(f'SELECT count(*) FROM "{t}"')).scalar_one()
-                           for (t,) in c.execute(sa.text("SELECT table_name FROM krel_tables")))
+            aux_rows = views_repo.state_rows(c, view)
         rows.append(Row(data.name, len(triples), round(backfill, 2), len(times),
                         round(statistics.median(times), 1), view_rows, aux_rows, equal))
         engine.dispose()

@@ -48,7 +48,7 @@ from server.bench import (
 )
 from server.oracle import our_rows, oxigraph_rows
 from server.progress import progress
-from storage import pods
+from storage import pods, views_repo
 from views.compile import compile_query
 
 QUERIES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bsbm" / \
@@ -254,12 +254,8 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
         pipeline.scratch(c, view)
         scratch_ms = (time.perf_counter() - t) * 1000
         view_rows = sum(k for k in pipeline.read_view(c, view).values() if k > 0)
-        aux_rows = sum(c.execute(sa.text(f'SELECT count(*) FROM "{t}"')).scalar_one()
-                       for (t,) in c.execute(sa.text(
-                           "SELECT table_name FROM krel_tables WHERE view_id = :v"), {"v": view}))
+        aux_rows = views_repo.state_rows(c, view)
     with engine.begin() as c:
-        from storage import views_repo
-
         views_repo.drop_view(c, view)
     inc = statistics.median(times.values())
     oxm = statistics.median(ox_times)

@@ -22,7 +22,7 @@ from rdflib import URIRef
 from server import pipeline
 from server.bench import bench_pod, drain, fresh_database
 from server.oracle import our_rows, oxigraph_rows
-from storage import pods
+from storage import pods, views_repo
 from views.compile import compile_query
 from views.dataset import Dataset
 from views.maintain import Maintainer
@@ -157,9 +157,7 @@ def _pipeline(server_url: str, executor: str, edges: set[tuple],
             t = time.perf_counter()
             want = pipeline.scratch(c, view)
             scr = (time.perf_counter() - t) * 1000
-            aux = sum(c.execute(sa.text(f'SELECT count(*) FROM "{t}"')).scalar_one()
-                      for (t,) in c.execute(sa.text(
-                          "SELECT table_name FROM krel_tables WHERE view_id = :v"), {"v": view}))
+            aux = views_repo.state_rows(c, view)
         out[name] = Maintained(inc, scr, got, aux, got == want)
         engine.dispose()
     return out

@@ -212,8 +212,9 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> str:
         progress = _progress_reporter(conn, job.id)
         on_spark = _on_spark(conn, router, row, pods, lambda: views_repo.triple_count(conn, pods),
                              progress=progress) is not None
-        if not on_spark:
-            _maintainer(conn, row, backfill=True, progress=progress)
+        if not on_spark:  # a view Spark refused has no tables from it
+            _maintainer(conn, row, backfill=True, progress=progress, pods=pods,
+                        tables=tables_by_node(row.tables))
         views_repo.set_state(conn, row.id, "ready", upto)
         return "spark" if on_spark else "sql"
     if row.status == "backfilling":

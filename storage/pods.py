@@ -12,6 +12,7 @@ from rdflib.term import Identifier
 from sqlalchemy import Connection, text
 
 from storage import terms
+from storage.arrays import columns, unnest
 
 Triple = tuple[Identifier, Identifier, Identifier]
 SEQUENCE_LOCK = 0x706F6476  # advisory lock key serialising the change log
@@ -44,9 +45,7 @@ def put_resource(conn: Connection, pod: int, path: str, triples: Iterable[Triple
     """Create or replace the resource at ``path`` with ``triples``; the change's
     sequence number. The change is the diff against the current resource,
     taken on term ids (two spellings of one term are one triple)."""
-    new = set(triples)
-    ids = terms.intern(conn, (x for t in new for x in t))
-    after = {(ids[s], ids[p], ids[o]) for s, p, o in new}
+    (after,) = _encode(conn, triples)
     etag = hashlib.sha1(repr(sorted(after)).encode()).hexdigest()
     rid = int(conn.execute(text(
         "INSERT INTO resources (pod_id, path, etag, content_type) VALUES (:pod, :path, :etag, :ct) "
@@ -64,19 +63,15 @@ def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Trip
     triples are read, so the work follows the patch, not the resource. The
     ETag moves on from the old one by what changed (a new resource's is
     ``put_resource``'s)."""
-    inserts, deletes = set(inserts), set(deletes)
-    ids = terms.intern(conn, (x for t in inserts | deletes for x in t))
-    ins = {(ids[s], ids[p], ids[o]) for s, p, o in inserts}
-    dels = {(ids[s], ids[p], ids[o]) for s, p, o in deletes}
+    ins, dels = _encode(conn, inserts, deletes)
     row = conn.execute(text(
         "INSERT INTO resources (pod_id, path, etag, content_type) VALUES (:pod, :path, '', :ct) "
         "ON CONFLICT (pod_id, path) DO UPDATE SET updated_at = now() RETURNING id, etag"),
         {"pod": pod, "path": path, "ct": content_type}).one()
     rid = int(row.id)
     present = {(r.s, r.p, r.o) for r in conn.execute(text(
-        "SELECT q.s, q.p, q.o FROM unnest(CAST(:s AS bigint[]), CAST(:p AS bigint[]), "
-        "CAST(:o AS bigint[])) AS x(s, p, o) JOIN quads q ON q.resource_id = :r "
-        "AND q.s = x.s AND q.p = x.p AND q.o = x.o"), {"r": rid, **_columns(ins | dels)})}
+        f"SELECT q.s, q.p, q.o FROM {unnest(SPO)} JOIN quads q ON q.resource_id = :r "
+        "AND q.s = x.s AND q.p = x.p AND q.o = x.o"), {"r": rid, **columns(ins | dels, SPO)})}
     inserted, deleted = ins - present, dels & present
     if inserted or deleted or not row.etag:
         moved = repr(sorted(inserted)) if not row.etag else \
@@ -97,6 +92,14 @@ def delete_resource(conn: Connection, pod: int, path: str) -> int:
 
 
 IdTriple = tuple[int, int, int]
+SPO = ("s", "p", "o")
+
+
+def _encode(conn: Connection, *triple_sets: Iterable[Triple]) -> list[set[IdTriple]]:
+    """Each set of triples as term ids (terms new to the dictionary added)."""
+    sets = [set(ts) for ts in triple_sets]
+    ids = terms.intern(conn, (x for ts in sets for t in ts for x in t))
+    return [{(ids[s], ids[p], ids[o]) for s, p, o in ts} for ts in sets]
 
 
 def _content(conn: Connection, rid: int) -> set[IdTriple]:
@@ -104,20 +107,13 @@ def _content(conn: Connection, rid: int) -> set[IdTriple]:
         text("SELECT s, p, o FROM quads WHERE resource_id = :r"), {"r": rid})}
 
 
-def _columns(triples: Iterable[IdTriple]) -> dict[str, list[int]]:
-    rows = list(triples)
-    return {c: [t[i] for t in rows] for i, c in enumerate("spo")}
-
-
 # One statement applies the resource's diff to its quads and to the pod's
 # default graph, the support-counted union of its resources (decision 5), and
 # returns the 0 <-> 1 transitions: the only changes views see. Inserted and
 # deleted triples are disjoint, so the CTEs touch disjoint rows.
-_APPLY = """
-WITH ins AS (SELECT * FROM unnest(CAST(:is AS bigint[]), CAST(:ip AS bigint[]),
-                                  CAST(:io AS bigint[])) AS i(s, p, o)),
-del AS (SELECT * FROM unnest(CAST(:ds AS bigint[]), CAST(:dp AS bigint[]),
-                             CAST(:do AS bigint[])) AS d(s, p, o)),
+_APPLY = f"""
+WITH ins AS (SELECT * FROM {unnest(SPO, "i", "i")}),
+del AS (SELECT * FROM {unnest(SPO, "d", "d")}),
 quads_in AS (INSERT INTO quads (resource_id, s, p, o) SELECT :r, s, p, o FROM ins),
 quads_out AS (DELETE FROM quads q USING del d
   WHERE q.resource_id = :r AND q.s = d.s AND q.p = d.p AND q.o = d.o),
@@ -136,8 +132,7 @@ UNION ALL SELECT s, p, o, -1 FROM gone
 def _change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
             deleted: set[IdTriple]) -> int:
     """Apply the resource's diff; log the change with its ΔG."""
-    cols = {**{f"i{c}": v for c, v in _columns(inserted).items()},
-            **{f"d{c}": v for c, v in _columns(deleted).items()}}
+    cols = {**columns(inserted, SPO, "i"), **columns(deleted, SPO, "d")}
     delta = conn.execute(text(_APPLY), {"r": rid, "pod": pod, **cols}).all() \
         if inserted or deleted else []
     # Writers take sequence numbers one at a time and hold them to commit, so
@@ -148,12 +143,11 @@ def _change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
         "RETURNING seq"), {"pod": pod, "r": rid, "i": len(inserted), "d": len(deleted)}
     ).scalar_one())
     if delta:
+        names = (*SPO, "sign")
         conn.execute(text(
             "INSERT INTO change_triples (seq, s, p, o, sign) SELECT :seq, * FROM "
-            "unnest(CAST(:s AS bigint[]), CAST(:p AS bigint[]), CAST(:o AS bigint[]), "
-            "CAST(:sign AS smallint[]))"),
-            {"seq": seq, **_columns((r.s, r.p, r.o) for r in delta),
-             "sign": [r.sign for r in delta]})
+            f"{unnest(names, types={'sign': 'smallint'})}"),
+            {"seq": seq, **columns(delta, names)})
     return seq
 
 

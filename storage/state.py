@@ -19,6 +19,7 @@ from rdflib.term import Identifier
 from sqlalchemy import Connection, text
 
 from storage import terms
+from storage.arrays import columns, unnest
 from views.kset import KSet, Mu
 
 
@@ -109,25 +110,10 @@ class PgRel:
         self.tables[schema] = (name, variables)
         return self.tables[schema]
 
-    def _where(self, variables: list[str], probe: Mapping[str, int]) -> tuple[str, dict]:
-        conds, params = [], {}
-        for i, v in enumerate(variables):
-            if v in probe:
-                conds.append(f"c{i} = :p{i}")
-                params[f"p{i}"] = probe[v]
-        return (" AND ".join(conds) or "TRUE"), params
-
     def _decode_rows(self, rows: Sequence, variables: list[str]) -> Iterator[tuple[Mu, int]]:
         names = self.codec.decode(x for r in rows for x in r[:-1] if variables)
         for r in rows:
             yield frozenset((v, names[r[i]]) for i, v in enumerate(variables)), int(r[-1])
-
-    def _encode_probe(self, probe: Mapping[str, Identifier]) -> tuple[dict[str, int], set[str]]:
-        """Ids of the probe's terms, and the variables whose term the dictionary
-        does not know (no stored row can match those)."""
-        ids = self.codec.encode(probe.values(), add=False)
-        known = {v: ids[t] for v, t in probe.items() if t in ids}
-        return known, set(probe) - set(known)
 
     def get(self, m: Mu) -> int:
         return self.get_many([m]).get(m, 0)
@@ -186,12 +172,11 @@ class PgRel:
             rows = self.conn.execute(text(f'SELECT {cols} FROM "{name}" AS t')).all()
             return {(): list(self._decode_rows(rows, variables))}
         pos = [variables.index(v) for v in shared]
-        arrays = ", ".join(f"CAST(:a{j} AS bigint[])" for j in range(len(shared)))
-        names = ", ".join(f"a{j}" for j in range(len(shared)))
-        on = " AND ".join(f"t.c{c} = x.a{j}" for j, c in enumerate(pos))
+        keyed = [f"c{c}" for c in pos]
+        on = " AND ".join(f"t.{c} = x.{c}" for c in keyed)
         rows = self.conn.execute(text(
-            f'SELECT {cols} FROM unnest({arrays}) AS x({names}) JOIN "{name}" AS t ON {on}'),
-            {f"a{j}": [k[j] for k in keys] for j in range(len(shared))}).all()
+            f'SELECT {cols} FROM {unnest(keyed)} JOIN "{name}" AS t ON {on}'),
+            columns(keys, keyed)).all()
         out: dict[tuple, list[tuple[Mu, int]]] = {}
         for r, decoded in zip(rows, self._decode_rows(rows, variables)):
             out.setdefault(tuple(r[c] for c in pos), []).append(decoded)
@@ -216,28 +201,21 @@ class PgRel:
         for schema, rows in by_schema.items():
             name, variables = self.table(schema)
             cols = self._cols(variables) or ["unit"]
-            arrays: dict[str, list] = {c: [] for c in [*cols, "k"]}
-            for m, k in rows:
-                d = dict(m)
-                for c, v in zip(cols, variables):
-                    arrays[c].append(ids[d[v]])
-                arrays["k"].append(k)
-            if not variables:
-                arrays["unit"] = [True] * len(rows)
+            types = {"unit": "boolean"}
+            values = [(*(ids[d[v]] for v in variables), k) if variables else (True, k)
+                      for d, k in ((dict(m), k) for m, k in rows)]
             names = ", ".join(cols)
-            unnest = ", ".join(f"CAST(:{c} AS {'boolean' if c == 'unit' else 'bigint'}[])"
-                               for c in [*cols, "k"])
             zeros = self.conn.execute(text(
-                f'INSERT INTO "{name}" AS t ({names}, k) SELECT * FROM unnest({unnest}) '
+                f'INSERT INTO "{name}" AS t ({names}, k) '
+                f"SELECT * FROM {unnest([*cols, 'k'], types=types)} "
                 f"ON CONFLICT ({names}) DO UPDATE SET k = t.k + excluded.k "
-                f"RETURNING {names}, k"), arrays).all()
+                f"RETURNING {names}, k"), columns(values, [*cols, "k"])).all()
             gone = [r for r in zeros if r[-1] == 0]
             if gone:  # rows whose k reached 0 leave in the same transaction
                 on = " AND ".join(f"t.{c} = x.{c}" for c in cols)
                 self.conn.execute(text(
-                    f'DELETE FROM "{name}" AS t USING unnest({unnest[:unnest.rindex(", CAST")]}) '
-                    f"AS x({names}) WHERE {on}"),
-                    {c: [r[i] for r in gone] for i, c in enumerate(cols)})
+                    f'DELETE FROM "{name}" AS t USING {unnest(cols, types=types)} WHERE {on}'),
+                    columns(gone, cols))
 
     @property
     def rows(self) -> KSet:
@@ -300,12 +278,11 @@ class PodsGraph:
             rows = self.conn.execute(text(f"SELECT {distinct}s, p, o FROM pod_triples "
                                           "WHERE pod_id = ANY(:pods)"), {"pods": self.pods})
             return {(): [tuple(r) for r in rows]}
-        arrays = ", ".join(f"CAST(:{c} AS bigint[])" for c in bound)
         on = "".join(f" AND t.{c} = x.{c}" for c in bound)
         rows = self.conn.execute(text(
-            f"SELECT {distinct}t.s, t.p, t.o FROM unnest({arrays}) AS x({', '.join(bound)}) "
+            f"SELECT {distinct}t.s, t.p, t.o FROM {unnest(bound)} "
             f"JOIN pod_triples AS t ON t.pod_id = ANY(:pods){on}"),
-            {"pods": self.pods, **{c: [k[j] for k in keys] for j, c in enumerate(bound)}})
+            {"pods": self.pods, **columns(keys, bound)})
         out: dict[tuple, list[tuple]] = {}
         for r in rows:
             t = tuple(r)

@@ -132,6 +132,10 @@ def last_seq(conn: Connection) -> int:
     return int(conn.execute(text("SELECT coalesce(max(seq), 0) FROM changes")).scalar_one())
 
 
+# a change triple ``ct`` with one of the predicates :preds (term ids; NULL: any)
+_OF_PREDICATES = "(CAST(:preds AS bigint[]) IS NULL OR ct.p = ANY(CAST(:preds AS bigint[])))"
+
+
 def net_changes(conn: Connection, pods: list[int], after: int, upto: int,  # type: ignore[type-arg]
                 predicates: list[int] | None = None) -> list:
     """For every triple changed in (after, upto] in these pods — with one of
@@ -139,8 +143,7 @@ def net_changes(conn: Connection, pods: list[int], after: int, upto: int,  # typ
     whether some pod holds it now (at ``upto``)."""
     return conn.execute(text(
         "WITH d AS (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
-        "  WHERE ct.seq > :a AND ct.seq <= :u "
-        "  AND (CAST(:preds AS bigint[]) IS NULL OR ct.p = ANY(CAST(:preds AS bigint[]))) "
+        f"  WHERE ct.seq > :a AND ct.seq <= :u AND {_OF_PREDICATES} "
         "  AND ct.seq IN (SELECT seq FROM changes "
         "    WHERE pod_id = ANY(:pods) AND seq > :a AND seq <= :u) GROUP BY 1, 2, 3) "
         "SELECT d.s, d.p, d.o, d.net, (SELECT count(*) FROM pod_triples t WHERE "
@@ -161,8 +164,7 @@ def change_count(conn: Connection, pods: list[int], after: int, upto: int,
     ``predicates`` when given: the size of a batch."""
     return int(conn.execute(text(
         "SELECT count(*) FROM change_triples ct JOIN changes c ON c.seq = ct.seq "
-        "WHERE c.pod_id = ANY(:p) AND c.seq > :a AND c.seq <= :u "
-        "AND (CAST(:preds AS bigint[]) IS NULL OR ct.p = ANY(CAST(:preds AS bigint[])))"),
+        f"WHERE c.pod_id = ANY(:p) AND c.seq > :a AND c.seq <= :u AND {_OF_PREDICATES}"),
         {"p": pods, "a": after, "u": upto, "preds": predicates}).scalar_one())
 
 
@@ -187,12 +189,22 @@ def unfinished_jobs(conn: Connection, view: int) -> list:  # type: ignore[type-a
         "WHERE j.view_id = :v AND j.status <> 'done' ORDER BY j.id"), {"v": view}).all()
 
 
+def _state_tables(conn: Connection, view: int) -> list[str]:
+    return [r[0] for r in conn.execute(
+        text("SELECT table_name FROM krel_tables WHERE view_id = :v"), {"v": view})]
+
+
+def state_rows(conn: Connection, view: int) -> int:
+    """Rows in the view's K-relation tables: its auxiliary state."""
+    return sum(int(conn.execute(text(f'SELECT count(*) FROM "{t}"')).scalar_one())
+               for t in _state_tables(conn, view))
+
+
 def drop_view(conn: Connection, view: int) -> None:
     """The view, its jobs, its consents' links and its K-relation tables.
     Waits for a job running on it (the view's row lock)."""
     conn.execute(text("SELECT id FROM views WHERE id = :v FOR UPDATE"), {"v": view})
-    for (table,) in conn.execute(text("SELECT table_name FROM krel_tables WHERE view_id = :v"),
-                                 {"v": view}).all():
+    for table in _state_tables(conn, view):
         conn.execute(text(f'DROP TABLE IF EXISTS "{table}"'))
     conn.execute(text("DELETE FROM views WHERE id = :v"), {"v": view})
 

@@ -8,6 +8,7 @@ blank nodes are fresh variables, projected away).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Union
 
@@ -228,6 +229,12 @@ def has_exists(e: Expr | None) -> bool:
 
 def expr_vars(e: Expr) -> set[str]:
     return {x.name for x in walk_expr(e) if isinstance(x, Var)}
+
+
+def triple_vars(tps: Iterable[TriplePattern]) -> set[str]:
+    """The variables of these triple patterns (graph position included)."""
+    return {s for t in tps for s in (t.g, t.s, t.p, t.o)
+            if s is not None and is_var(s)}  # type: ignore[misc]
 
 
 def triple_patterns(node: object) -> list[TriplePattern]:

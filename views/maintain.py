@@ -100,7 +100,7 @@ class VirtualBGP:
 
     def __init__(self, tps: list[A.TriplePattern], source: QuadStore) -> None:
         self.tps, self.source = tps, source
-        self.vars = {v for t in tps for v in (t.g, t.s, t.p, t.o) if v is not None and A.is_var(v)}
+        self.vars = A.triple_vars(tps)
 
     def _eval(self, starts: list[dict]) -> list[KSet]:
         sources = [self.source] * len(self.tps)
@@ -123,13 +123,17 @@ class VirtualBGP:
         keys: list[Mu | None] = []
         starts: dict[Mu, dict] = {}  # one evaluation per distinct start
         for p in probes:
-            start = {v: t for v, t in p.items() if v in self.vars}
-            key = mu(start) if start or not require_shared else None
+            start = self.start(p)
+            key = start if start or not require_shared else None
             keys.append(key)
             if key is not None:
-                starts.setdefault(key, start)
+                starts.setdefault(key, dict(key))
         found = dict(zip(starts, self._eval(list(starts.values()))))
         return [list(found[k].items()) if k is not None else [] for k in keys]
+
+    def start(self, probe: Mapping[str, Identifier]) -> Mu:
+        """The probe's bindings of this BGP's variables: where its join starts."""
+        return mu({v: t for v, t in probe.items() if v in self.vars})
 
     @property
     def rows(self) -> KSet:
@@ -394,32 +398,26 @@ class MapNode(Node):
 
 class BatchExists:
     """EXISTS decided for many mappings at once: where the pattern is a BGP it
-    is joined set at a time with all of their substitutions (SPARQL 1.1
-    §18.6); other patterns go to ``fallback``, one mapping at a time."""
+    is read as a ``VirtualBGP`` probed with all of their substitutions at once
+    (SPARQL 1.1 §18.6); other patterns go to ``fallback``, one mapping at a
+    time."""
 
     def __init__(self, ds: QuadStore, fallback: ExistsFn, e: A.Expr,
                  ms: Iterable[Mu]) -> None:
         self.fallback = fallback
-        self.names: dict[int, set[str]] = {}
+        self.bgps: dict[int, VirtualBGP] = {}
         self.known: dict[tuple[int, Mu], bool] = {}
-        ms = list(ms)
+        probes = [dict(m) for m in ms]
         for x in A.walk_expr(e):
-            if not isinstance(x, A.Exists) or not isinstance(x.pattern, A.BGP):
-                continue
-            tps = list(x.pattern.triples)
-            names = self.names[id(x.pattern)] = {
-                v for tp in tps for v in (tp.g, tp.s, tp.p, tp.o) if v is not None and A.is_var(v)}
-            starts = list({frozenset(b for b in m if b[0] in names) for m in ms})
-            found = join_patterns(tps, [ds] * len(tps), [(dict(s), 1) for s in starts])
-            self.known.update(((id(x.pattern), s), bool(rows)) for s, rows in zip(starts, found))
+            if isinstance(x, A.Exists) and isinstance(x.pattern, A.BGP):
+                bgp = self.bgps[id(x.pattern)] = VirtualBGP(list(x.pattern.triples), ds)
+                self.known.update(((id(x.pattern), bgp.start(p)), bool(rows))
+                                  for p, rows in zip(probes, bgp.compatible_many(probes)))
 
     def __call__(self, pattern: A.Pattern, m: Mapping[str, Identifier]) -> bool:
-        names = self.names.get(id(pattern))
-        if names is not None:
-            known = self.known.get((id(pattern), mu({v: t for v, t in m.items() if v in names})))
-            if known is not None:
-                return known
-        return self.fallback(pattern, m)
+        bgp = self.bgps.get(id(pattern))
+        known = None if bgp is None else self.known.get((id(pattern), bgp.start(m)))
+        return self.fallback(pattern, m) if known is None else known
 
 
 def _exists_triple_patterns(e: A.Expr) -> list[A.TriplePattern] | None:

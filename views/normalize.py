@@ -85,8 +85,7 @@ def pattern_vars(p: A.Pattern) -> set[str]:
     out: set[str] = set()
     match p:
         case A.BGP():
-            out |= {s for t in p.triples for s in (t.g, t.s, t.p, t.o)
-                    if s is not None and A.is_var(s)}  # type: ignore[misc]
+            out |= A.triple_vars(p.triples)
         case A.Values():
             out |= {v for row in p.rows for v, _ in row}
         case A.Extend():

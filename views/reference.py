@@ -101,8 +101,7 @@ class _Evaluator:
     def _bgp(self, p: A.BGP, bind: dict) -> KSet:
         tps = [tp if tp.g is not None or self.active is None else replace(tp, g=self.active)
                for tp in p.triples]
-        names = {s for tp in tps for s in (tp.g, tp.s, tp.p, tp.o)
-                 if s is not None and A.is_var(s)}
+        names = A.triple_vars(tps)
         start = {k: v for k, v in bind.items() if k in names}
         out: KSet = {}
         for m, k in join_patterns(tps, [self.ds] * len(tps), [(start, 1)])[0]:

@@ -30,6 +30,8 @@ class DataChange:
 
     def __call__(self, current: set[Triple]) -> set[Triple]:
         return (current - self.deletes) | self.inserts
+
+
 SOLID = Namespace("http://www.w3.org/ns/solid/terms#")
 
 

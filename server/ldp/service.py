@@ -7,6 +7,7 @@ pod (``pipeline.changed``)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import uuid
@@ -111,15 +112,14 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         row = pods.resource(c, t.pod, t.path, lock=True)
         _preconditions(row.etag if row else None, if_match, if_none_match)
         if isinstance(change, DataChange):  # the resource itself is not read
-            if forward is not None:
-                forward()
-            seq = pods.patch_resource(c, t.pod, t.path, change.inserts, change.deletes,
-                                      content_type)
+            store = functools.partial(pods.patch_resource, c, t.pod, t.path, change.inserts,
+                                      change.deletes, content_type)
         else:
             new = change(pods.resource_triples(c, row.id) if row else set())
-            if forward is not None:
-                forward()
-            seq = pods.put_resource(c, t.pod, t.path, new, content_type)
+            store = functools.partial(pods.put_resource, c, t.pod, t.path, new, content_type)
+        if forward is not None:  # once the write is known to apply here
+            forward()
+        seq = store()
         pipeline.changed(c, t.pod, seq)
         after = pods.written(c, seq)
     return Written(seq, after.etag, row is None, t.path, after.changed)
