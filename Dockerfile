@@ -11,6 +11,7 @@ COPY storage ./storage
 COPY migrations ./migrations
 # editable: the migrations are read from /app/migrations next to the packages
 RUN pip install --no-cache-dir -e '.[spark]'
-ENV PODVIEWS_HOST=0.0.0.0 PYSPARK_PYTHON=/usr/local/bin/python SPARK_LOCAL_IP=127.0.0.1
+# no SPARK_LOCAL_IP: a Spark master, worker or driver binds its container's address
+ENV PODVIEWS_HOST=0.0.0.0 PYSPARK_PYTHON=/usr/local/bin/python
 EXPOSE 8000
 CMD ["podviews", "serve"]

@@ -51,7 +51,8 @@ def session(cfg: SparkConfig) -> Any:
         if not os.path.exists(cfg.jdbc_jar):
             raise RuntimeError(f"the Spark executor needs the Postgres JDBC driver at "
                                f"{cfg.jdbc_jar} (Debian: libpostgresql-jdbc-java)")
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        if cfg.master.startswith("local"):  # a cluster's executors must reach the driver
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
 

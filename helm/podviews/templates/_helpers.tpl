@@ -37,3 +37,8 @@ env:
         name: {{ include "podviews.fullname" . }}-secret
         key: database-url
 {{- end -}}
+
+{{- /* A pod template's annotation: a change of the settings rolls its pods. */ -}}
+{{- define "podviews.configChecksum" -}}
+checksum/config: {{ include (print .Template.BasePath "/config.yaml") . | sha256sum }}
+{{- end -}}
