@@ -90,6 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--spark-threshold", type=int, default=None,
                         help="triples of work from which auto picks Spark "
                              "[PODVIEWS_SPARK_THRESHOLD, default 100000]")
+    watch = sub.add_parser("watch", help="follow the maintenance queue until it drains: jobs "
+                           "done, the running job, a backfill's nodes done (exit 1 if a job "
+                           "died)")
+    watch.add_argument("--database-url", default=None, help=db_help)
+    watch.add_argument("--view", type=int, default=None, help="only this view's jobs")
+    watch.add_argument("--timeout", type=float, default=None,
+                       help="give up after this many seconds (exit 124)")
     consistency = check_sub.add_parser(
         "consistency", help="recompute every view from scratch and report any drift")
     consistency.add_argument("--database-url", default=None, help=db_help)
@@ -195,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = b.run_pipeline_bsbm(args.server_url, args.data, args.updates, args.count)
         b.print_table(rows, args.json)
         return 0 if all(r.equal for r in rows) else 1
-    if args.command in ("migrate", "load", "worker"):
+    if args.command in ("migrate", "load", "worker", "watch"):
         return _with_database(args)
     return 2
 
@@ -224,6 +231,8 @@ def _with_database(args: argparse.Namespace) -> int:
             logging.basicConfig(level=logging.INFO)
             run(url, stop=args.stop, router=settings.router())
             return 0
+        if args.command == "watch":
+            return _watch(url, args)
         if args.command == "load":
             from server.load import load
 
@@ -235,6 +244,18 @@ def _with_database(args: argparse.Namespace) -> int:
         if embedded is not None:
             embedded.stop()
     return 0
+
+
+def _watch(url: str, args: argparse.Namespace) -> int:
+    from server.watch import watch
+
+    try:
+        done, dead = watch(url, args.view, args.timeout)
+    except TimeoutError as e:
+        print(f"watch: {e}", file=sys.stderr)
+        return 124
+    print(f"{done} jobs done, {dead} dead" + (" (see GET /views/{id})" if dead else ""))
+    return 1 if dead else 0
 
 
 def _overrides(args: argparse.Namespace) -> dict:  # type: ignore[type-arg]

@@ -18,8 +18,9 @@ from collections.abc import Awaitable, Callable, Iterator
 import sqlalchemy as sa
 from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
 log = logging.getLogger("podviews.http")
@@ -72,6 +73,13 @@ _FAILURES = ("SELECT kind, count(*) FILTER (WHERE status = 'dead') AS dead, "
              "AS failed FROM jobs GROUP BY 1")
 _DONE = ("SELECT kind, coalesce(payload->>'executor', 'unknown') AS executor, count(*) AS n "
          "FROM jobs WHERE status = 'done' GROUP BY 1, 2")
+# a job's work in triples (ΔG for changes, the pods' triples for a backfill),
+# by kind and executor: a histogram over the jobs done
+_JOB_BUCKETS = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000)
+_SIZES = ("SELECT kind, payload->>'executor' AS executor, count(*) AS n, sum(t) AS total, "
+          + ", ".join(f"count(*) FILTER (WHERE t <= {b}) AS le{b}" for b in _JOB_BUCKETS)
+          + " FROM (SELECT kind, payload, CAST(payload->>'triples' AS bigint) AS t FROM jobs "
+          "WHERE status = 'done') AS j WHERE t IS NOT NULL GROUP BY 1, 2")
 _LAG = """
 SELECT v.id, v.name, v.status,
        GREATEST(coalesce(max(CAST(j.payload->>'seq' AS bigint)), v.watermark) - v.watermark, 0)
@@ -102,7 +110,14 @@ class _Pipeline(Collector):
         done = GaugeMetricFamily("podviews_jobs_done", "jobs done, by kind and the executor "
                                  "that ran them (coalesced: covered by another job of the view)",
                                  labels=["kind", "executor"])
+        sizes = HistogramMetricFamily("podviews_job_triples", "a job's work in triples (ΔG for "
+                                      "changes, the pods' triples for a backfill), by kind and "
+                                      "the executor that ran it", labels=["kind", "executor"])
         with self.engine.connect() as c:
+            for r in c.execute(sa.text(_SIZES)):
+                buckets = [(floatToGoString(b), getattr(r, f"le{b}")) for b in _JOB_BUCKETS]
+                sizes.add_metric([r.kind, r.executor], buckets + [("+Inf", r.n)],
+                                 sum_value=float(r.total))
             for r in c.execute(sa.text(_DONE)):
                 done.add_metric([r.kind, r.executor], r.n)
             for r in c.execute(sa.text(_QUEUE)):
@@ -117,7 +132,7 @@ class _Pipeline(Collector):
                 counts[r.status] = counts.get(r.status, 0) + 1
         for s, n in counts.items():
             status.add_metric([s], n)
-        yield from (depth, dead, failed, lag_seq, lag_s, status, done)
+        yield from (depth, dead, failed, lag_seq, lag_s, status, done, sizes)
 
 
 def install(app: FastAPI, engine: sa.Engine, workers_alive: Callable[[], bool]) -> Metrics:

@@ -180,8 +180,8 @@ def run_one(engine: sa.Engine, worker: str, router: Router = Router()) -> bool:
             conn.rollback()
             return False
         try:
-            executor = _run(conn, job, router)
-            queue.finish(conn, job, executor)
+            executor, triples = _run(conn, job, router)
+            queue.finish(conn, job, executor, triples)
             conn.commit()
             return True
         except Busy:
@@ -199,8 +199,23 @@ class Drift(Exception):
     """A view differs from its from-scratch evaluation."""
 
 
-def _run(conn: Connection, job: queue.Job, router: Router) -> str:
-    """Run the job; the executor that did the work ("sql", "spark", or "none")."""
+class _Work:
+    """A job's work in triples (ΔG for changes, the pods' triples for a
+    backfill, a verify or a pod moving in or out), measured at most once: the
+    router may weigh it, and the job records it (``podviews_job_triples``)."""
+
+    def __init__(self, measure: Callable[[], int]) -> None:
+        self.measure, self.size = measure, None
+
+    def __call__(self) -> int:
+        if self.size is None:
+            self.size = self.measure()
+        return self.size
+
+
+def _run(conn: Connection, job: queue.Job, router: Router) -> tuple[str, int | None]:
+    """Run the job: the executor that did the work ("sql", "spark", or
+    "none") and the job's work in triples (None when it did none)."""
     assert job.view_id is not None
     row = views_repo.lock_view(conn, job.view_id)
     if row is None:
@@ -210,15 +225,15 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> str:
         views_repo.adopt_consents(conn, row.id, upto)
         pods = views_repo.readable_pods(conn, row.id)
         progress = _progress_reporter(conn, job.id)
-        on_spark = _on_spark(conn, router, row, pods, lambda: views_repo.triple_count(conn, pods),
-                             progress=progress) is not None
+        work = _Work(lambda: views_repo.triple_count(conn, pods))
+        on_spark = _on_spark(conn, router, row, pods, work, progress=progress) is not None
         if not on_spark:  # a view Spark refused has no tables from it
             _maintainer(conn, row, backfill=True, progress=progress, pods=pods,
                         tables=tables_by_node(row.tables))
         views_repo.set_state(conn, row.id, "ready", upto)
-        return "spark" if on_spark else "sql"
+        return ("spark" if on_spark else "sql"), work()
     if row.status == "backfilling":
-        return "none"  # the backfill will see the data and consents as they are then
+        return "none", None  # the backfill will see the data and consents as they are then
     if job.kind not in ("apply_changes", "grant", "revoke", "verify"):
         raise ValueError(f"unknown job kind {job.kind}")
     consent = int(job.payload["consent"]) if job.kind in ("grant", "revoke") else None
@@ -228,26 +243,27 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> str:
     pods = before if move is None else \
         sorted(set(before) - {move[0]} | ({move[0]} if move[1] else set()))
 
-    def work() -> int:
+    def measure() -> int:
         if job.kind == "verify":
             return views_repo.triple_count(conn, pods)
         moved = views_repo.triple_count(conn, [move[0]]) if move is not None else 0
         return moved + views_repo.change_count(conn, before, row.watermark, upto,
                                                row.predicates)
 
+    work = _Work(measure)
     changed = _on_spark(conn, router, row, pods, work, dry_run=job.kind == "verify")
     if changed is None:
         _run_sql(conn, row, job.kind, move, upto, before)
     elif job.kind == "verify":
         if changed:
             raise Drift(f"view {row.id}: {changed} stored rows differ from scratch")
-        return "spark"
+        return "spark", work()
     else:
         views_repo.advance(conn, row.id, row.status, upto)
     if move is not None:
         views_repo.mark_consent(conn, int(consent),  # type: ignore[arg-type]
                                 row.id, "granted_seq" if move[1] else "revoked_seq", upto)
-    return "sql" if changed is None else "spark"
+    return ("sql" if changed is None else "spark"), work()
 
 
 def _on_spark(conn: Connection, router: Router, row, pods: list[int],  # type: ignore[no-untyped-def]

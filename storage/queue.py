@@ -79,15 +79,17 @@ def claim(conn: Connection, worker: str, kinds: tuple[str, ...] | None = None) -
     return Job(row.id, row.kind, row.view_id, row.payload, row.attempts, row.max_attempts)
 
 
-def finish(conn: Connection, job: Job, executor: str | None = None) -> None:
+def finish(conn: Connection, job: Job, executor: str | None = None,
+           triples: int | None = None) -> None:
     """Mark the job done, in the transaction that did its work, with the
-    executor that did it (kept in its payload)."""
+    executor that did it and its work in triples (kept in its payload)."""
     conn.execute(text(
         "WITH done AS (UPDATE jobs SET status = 'done', last_error = NULL, updated_at = now(), "
-        "payload = payload || jsonb_build_object('executor', CAST(:executor AS text)) "
+        "payload = payload || jsonb_build_object('executor', CAST(:executor AS text), "
+        "'triples', CAST(:triples AS bigint)) "
         "WHERE id = :id RETURNING view_id) "
         "SELECT pg_notify(:channel, CAST(view_id AS text)) FROM done WHERE view_id IS NOT NULL"),
-        {"id": job.id, "channel": VIEWS_CHANNEL, "executor": executor})
+        {"id": job.id, "channel": VIEWS_CHANNEL, "executor": executor, "triples": triples})
 
 
 def _ended(conn: Connection, job: Job) -> None:

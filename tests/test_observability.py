@@ -52,16 +52,27 @@ def test_request_ids_are_echoed_and_per_view_lag_reported(w: World) -> None:
     r = w.client.get("/healthz", headers={"x-request-id": "abc123"})
     assert r.headers["x-request-id"] == "abc123"
     assert len(w.client.get("/healthz").headers["x-request-id"]) == 32
+    w.client.put("/pods/alice/d", content="<#a> <#b> 1, 2 .", headers={**TURTLE, **w.as_("owner")})
+    w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids["consumer"]},
+                  headers=w.as_("owner"))
     view = w.client.post("/views", json={"name": "v", "query": "SELECT * { ?s ?p ?o }"},
                          headers=w.as_("consumer")).headers["location"]
-    w.client.put("/pods/alice/d", content="<#a> <#b> 1 .", headers={**TURTLE, **w.as_("owner")})
     w.client.get(f"{view}/results", params={"min_seq": 1}, headers=w.as_("consumer"))
+    w.client.put("/pods/alice/d", content="<#a> <#b> 3 .", headers={**TURTLE, **w.as_("owner")})
+    w.client.get(f"{view}/results", params={"min_seq": 2}, headers=w.as_("consumer"))
     text = w.client.get("/metrics").text
     assert f'podviews_view_lag_changes{{view="{view.rsplit("/", 1)[1]}"}} 0.0' in text
     # the backfill ran on the SQL executor (small: the router's auto); every
     # done job names the executor that ran it
     assert _metric(text, "podviews_jobs_done", kind="backfill", executor="sql") == 1
     assert 'executor="unknown"' not in text
+    # batch sizes: the backfill read the pod's 2 triples, the change job a
+    # ΔG of 3 (1 and 2 out, 3 in)
+    for kind, triples in [("backfill", 2), ("apply_changes", 3)]:
+        assert _metric(text, "podviews_job_triples_count", kind=kind, executor="sql") == 1
+        assert _metric(text, "podviews_job_triples_sum", kind=kind, executor="sql") == triples
+        assert _metric(text, "podviews_job_triples_bucket", kind=kind, le="1.0") == 0
+        assert _metric(text, "podviews_job_triples_bucket", kind=kind, le="10.0") == 1
 
 
 def test_log_lines_are_json_with_the_request_id() -> None:

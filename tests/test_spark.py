@@ -56,15 +56,22 @@ def _drain(engine: sa.Engine, mode: str) -> None:
     assert failed == []
 
 
+def views_over_random_data(engine: sa.Engine, rng: random.Random, triples: int,
+                           queries: dict[str, str]) -> tuple[int, set[tuple], dict[str, int]]:
+    """A pod holding ``triples`` random triples in resource "r", granted to a
+    consumer who registers ``queries``: (pod, its triples, view ids by name)."""
+    pod, consumer = setup(engine)
+    current = _data(rng, triples)
+    with engine.begin() as c:
+        pods.put_resource(c, pod, "r", current)
+        views = {name: pipeline.register_view(c, consumer, name, q) for name, q in queries.items()}
+    return pod, current, views
+
+
 def test_spark_state_equals_the_engine_and_sql_continues_from_it(migrated: str) -> None:
     engine = sa.create_engine(migrated)
     rng = random.Random(5)
-    pod, consumer = setup(engine)
-    current = _data(rng, 40)
-    with engine.begin() as c:
-        pods.put_resource(c, pod, "r", current)
-        views = {name: pipeline.register_view(c, consumer, name, q)
-                 for name, q in SPARK_QUERIES.items()}
+    pod, current, views = views_over_random_data(engine, rng, 40, SPARK_QUERIES)
     # backfill on Spark, then batches alternately on SQL and on Spark; at the
     # end the pod empties (every schema's table loses its rows)
     for step, mode in enumerate(["spark", "sql", "spark", "sql", "spark", "spark"]):

@@ -22,8 +22,8 @@ import sqlalchemy as sa
 from server import pipeline
 from storage import pods
 from tests.test_kill import _check, _settle
-from tests.test_pipeline import QUERIES, setup
-from tests.test_spark import _data
+from tests.test_pipeline import QUERIES
+from tests.test_spark import _data, views_over_random_data
 
 CLUSTER_QUERIES = {name: QUERIES[name] for name in ("optional-filter", "min-max-count")}
 
@@ -94,11 +94,7 @@ def test_a_worker_maintains_views_on_a_spark_cluster(
     master_url, master_log = spark_cluster
     engine = sa.create_engine(migrated)
     rng = random.Random(11)
-    pod, consumer = setup(engine)
-    current = _data(rng, 30)
-    with engine.begin() as c:
-        pods.put_resource(c, pod, "r", current)
-        views = {n: pipeline.register_view(c, consumer, n, q) for n, q in CLUSTER_QUERIES.items()}
+    pod, current, views = views_over_random_data(engine, rng, 30, CLUSTER_QUERIES)
     worker = subprocess.Popen(
         [sys.executable, "-m", "server.cli", "worker", "--database-url", migrated,
          "--executor", "spark", "--spark-master", master_url],

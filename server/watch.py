@@ -1,0 +1,59 @@
+"""`podviews watch`: follow the maintenance queue until it drains. A bar
+counts the jobs done; its description names the running job and, for a
+backfill, how many of its view's nodes are backfilled (``job_progress``)."""
+
+from __future__ import annotations
+
+import time
+
+import sqlalchemy as sa
+
+from server.progress import progress
+
+_PENDING = sa.text(
+    "SELECT j.id, j.kind, j.view_id, j.status, p.done, p.total, p.note FROM jobs j "
+    "LEFT JOIN job_progress p ON p.job_id = j.id WHERE j.status IN ('queued', 'running') "
+    "AND (CAST(:view AS bigint) IS NULL OR j.view_id = :view) ORDER BY j.status DESC, j.id")
+_DEAD = sa.text("SELECT count(*) FROM jobs WHERE id = ANY(:ids) AND status = 'dead'")
+
+
+def watch(url: str, view: int | None = None, timeout: float | None = None,
+          poll: float = 0.5) -> tuple[int, int]:
+    """Follow the jobs pending now and those queued meanwhile (of ``view``
+    only, when given) until none is left: (jobs that ended done, jobs that
+    ended dead). TimeoutError after ``timeout`` seconds."""
+    engine = sa.create_engine(url)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    seen: set[int] = set()
+    ended: set[int] = set()
+    try:
+        with progress("maintenance jobs") as advance:
+            while True:
+                with engine.connect() as c:
+                    rows = c.execute(_PENDING, {"view": view}).all()
+                pending = {r.id for r in rows}
+                now_ended = seen - pending - ended
+                seen |= pending
+                ended |= now_ended
+                advance(len(now_ended), _describe(rows), total=len(seen))
+                if not rows:
+                    break
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(f"{len(rows)} jobs still pending after {timeout} s")
+                time.sleep(poll)
+        with engine.connect() as c:
+            dead = int(c.execute(_DEAD, {"ids": sorted(seen)}).scalar_one())
+    finally:
+        engine.dispose()
+    return len(seen) - dead, dead
+
+
+def _describe(rows: list) -> str:  # type: ignore[type-arg]
+    running = [r for r in rows if r.status == "running"]
+    if not running:
+        return f"{len(rows)} jobs queued" if rows else "queue drained"
+    r = running[0]
+    what = f"{r.kind} of view {r.view_id}"
+    if r.total:
+        what += f": {r.done}/{r.total} {r.note or ''}".rstrip()
+    return f"{what} (+{len(rows) - 1} pending)"
