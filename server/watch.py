@@ -1,6 +1,8 @@
 """`podviews watch`: follow the maintenance queue until it drains. A bar
-counts the jobs done; its description names the running job and, for a
-backfill, how many of its view's nodes are backfilled (``job_progress``)."""
+counts the jobs done; its description names the job that last reported
+progress (a backfill: its view's nodes done, ``job_progress``). A job's
+claim commits with its work, so a running job looks queued from outside:
+its progress rows, written on a connection of their own, are what shows."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from server.progress import progress
 _PENDING = sa.text(
     "SELECT j.id, j.kind, j.view_id, j.status, p.done, p.total, p.note FROM jobs j "
     "LEFT JOIN job_progress p ON p.job_id = j.id WHERE j.status IN ('queued', 'running') "
-    "AND (CAST(:view AS bigint) IS NULL OR j.view_id = :view) ORDER BY j.status DESC, j.id")
+    "AND (CAST(:view AS bigint) IS NULL OR j.view_id = :view) "
+    "ORDER BY p.updated_at DESC NULLS LAST, j.id")
 _DEAD = sa.text("SELECT count(*) FROM jobs WHERE id = ANY(:ids) AND status = 'dead'")
 
 
@@ -49,11 +52,11 @@ def watch(url: str, view: int | None = None, timeout: float | None = None,
 
 
 def _describe(rows: list) -> str:  # type: ignore[type-arg]
-    running = [r for r in rows if r.status == "running"]
-    if not running:
-        return f"{len(rows)} jobs queued" if rows else "queue drained"
-    r = running[0]
-    what = f"{r.kind} of view {r.view_id}"
-    if r.total:
-        what += f": {r.done}/{r.total} {r.note or ''}".rstrip()
-    return f"{what} (+{len(rows) - 1} pending)"
+    """The bar's words: the job that last reported progress, or how many wait."""
+    if not rows:
+        return "queue drained"
+    r = rows[0]
+    if r.total is None:
+        return f"{len(rows)} jobs queued"
+    return (f"{r.kind} of view {r.view_id}: {r.done}/{r.total} {r.note or 'done'}"
+            f" (+{len(rows) - 1} pending)")

@@ -122,3 +122,17 @@ def test_watch_gives_up_after_its_timeout_and_reports_a_dead_job(
     follower.join(60)
     assert result == [1]
     assert capsys.readouterr().out.startswith("0 jobs done, 1 dead")
+
+
+def test_watch_names_the_job_that_reports_progress() -> None:
+    from collections import namedtuple
+
+    from server.watch import _describe
+
+    Row = namedtuple("Row", "id kind view_id status done total note")
+    backfill = Row(7, "backfill", 3, "queued", 2, 5, "view nodes backfilled")
+    change = Row(8, "apply_changes", 4, "queued", None, None, None)
+    assert _describe([backfill, change]) == "backfill of view 3: 2/5 view nodes backfilled " \
+                                            "(+1 pending)"
+    assert _describe([change]) == "1 jobs queued"
+    assert _describe([]) == "queue drained"
