@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterator
 import sqlalchemy as sa
 from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
@@ -95,7 +95,7 @@ class _Pipeline(Collector):
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def collect(self) -> Iterator[Metric]:
         depth = GaugeMetricFamily("podviews_queue_jobs", "jobs not done, by kind and status",
                                   labels=["kind", "status"])
         dead = GaugeMetricFamily("podviews_jobs_dead", "jobs in the dead-letter state",

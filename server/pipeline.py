@@ -205,7 +205,8 @@ class _Work:
     router may weigh it, and the job records it (``podviews_job_triples``)."""
 
     def __init__(self, measure: Callable[[], int]) -> None:
-        self.measure, self.size = measure, None
+        self.measure = measure
+        self.size: int | None = None
 
     def __call__(self) -> int:
         if self.size is None:

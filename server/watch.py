@@ -7,6 +7,8 @@ its progress rows, written on a connection of their own, are what shows."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -51,7 +53,7 @@ def watch(url: str, view: int | None = None, timeout: float | None = None,
     return len(seen) - dead, dead
 
 
-def _describe(rows: list) -> str:  # type: ignore[type-arg]
+def _describe(rows: Sequence[Any]) -> str:
     """The bar's words: the job that last reported progress, or how many wait."""
     if not rows:
         return "queue drained"
