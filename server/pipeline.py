@@ -199,24 +199,12 @@ class Drift(Exception):
     """A view differs from its from-scratch evaluation."""
 
 
-class _Work:
-    """A job's work in triples (ΔG for changes, the pods' triples for a
-    backfill, a verify or a pod moving in or out), measured at most once: the
-    router may weigh it, and the job records it (``podviews_job_triples``)."""
-
-    def __init__(self, measure: Callable[[], int]) -> None:
-        self.measure = measure
-        self.size: int | None = None
-
-    def __call__(self) -> int:
-        if self.size is None:
-            self.size = self.measure()
-        return self.size
-
-
 def _run(conn: Connection, job: queue.Job, router: Router) -> tuple[str, int | None]:
     """Run the job: the executor that did the work ("sql", "spark", or
-    "none") and the job's work in triples (None when it did none)."""
+    "none") and the job's work in triples (None when it did none): ΔG for
+    changes, the pods' triples for a backfill, a verify or a pod moving in or
+    out; measured at most once (``functools.cache``), since the router may
+    weigh it first (``podviews_job_triples``)."""
     assert job.view_id is not None
     row = views_repo.lock_view(conn, job.view_id)
     if row is None:
@@ -226,13 +214,13 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> tuple[str, int | N
         views_repo.adopt_consents(conn, row.id, upto)
         pods = views_repo.readable_pods(conn, row.id)
         progress = _progress_reporter(conn, job.id)
-        work = _Work(lambda: views_repo.triple_count(conn, pods))
-        on_spark = _on_spark(conn, router, row, pods, work, progress=progress) is not None
+        size = functools.cache(lambda: views_repo.triple_count(conn, pods))
+        on_spark = _on_spark(conn, router, row, pods, size, progress=progress) is not None
         if not on_spark:  # a view Spark refused has no tables from it
             _maintainer(conn, row, backfill=True, progress=progress, pods=pods,
                         tables=tables_by_node(row.tables))
         views_repo.set_state(conn, row.id, "ready", upto)
-        return ("spark" if on_spark else "sql"), work()
+        return ("spark" if on_spark else "sql"), size()
     if row.status == "backfilling":
         return "none", None  # the backfill will see the data and consents as they are then
     if job.kind not in ("apply_changes", "grant", "revoke", "verify"):
@@ -244,14 +232,14 @@ def _run(conn: Connection, job: queue.Job, router: Router) -> tuple[str, int | N
     pods = before if move is None else \
         sorted(set(before) - {move[0]} | ({move[0]} if move[1] else set()))
 
-    def measure() -> int:
+    @functools.cache
+    def work() -> int:
         if job.kind == "verify":
             return views_repo.triple_count(conn, pods)
         moved = views_repo.triple_count(conn, [move[0]]) if move is not None else 0
         return moved + views_repo.change_count(conn, before, row.watermark, upto,
                                                row.predicates)
 
-    work = _Work(measure)
     changed = _on_spark(conn, router, row, pods, work, dry_run=job.kind == "verify")
     if changed is None:
         _run_sql(conn, row, job.kind, move, upto, before)

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from server.progress import progress
 
 _PENDING = sa.text(
-    "SELECT j.id, j.kind, j.view_id, j.status, p.done, p.total, p.note FROM jobs j "
+    "SELECT j.id, j.kind, j.view_id, p.done, p.total, p.note FROM jobs j "
     "LEFT JOIN job_progress p ON p.job_id = j.id WHERE j.status IN ('queued', 'running') "
     "AND (CAST(:view AS bigint) IS NULL OR j.view_id = :view) "
     "ORDER BY p.updated_at DESC NULLS LAST, j.id")
