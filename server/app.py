@@ -11,13 +11,15 @@ from contextlib import asynccontextmanager
 import sqlalchemy as sa
 from fastapi import FastAPI, Response
 
-from server import errors, observability, worker
-from server.admin.endpoints import router as admin_router
+from server import errors
+from server.api.admin.endpoints import router as admin_router
+from server.api.ldp.endpoints import router as ldp_router
+from server.api.ldp.upstream import Upstream
+from server.api.ops import observability
+from server.api.views.endpoints import router as views_router
+from server.api.views.notices import ViewNotices
 from server.config import Settings
-from server.ldp.endpoints import router as ldp_router
-from server.ldp.upstream import Upstream
-from server.views.endpoints import router as views_router
-from server.views.notices import ViewNotices
+from server.maintenance import worker
 
 
 def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> FastAPI:

@@ -41,8 +41,8 @@ class Settings(BaseSettings):
         return self
 
     def router(self):  # type: ignore[no-untyped-def]
-        from server.pipeline import Router
-        from server.spark_exec import SparkConfig
+        from server.executors.spark.job import SparkConfig
+        from server.maintenance.jobs import Router
 
         return Router(self.executor, self.spark_threshold,
                       SparkConfig(master=self.spark_master, jdbc_jar=self.jdbc_jar))

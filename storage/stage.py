@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from sqlalchemy import Connection, text
 
-from storage.state import Codec, PgRel, view_tables
+from storage.krel import Codec, PgRel, view_tables
 from views.terms import term_of
 
 STAGE = "spark_stage"

@@ -1,0 +1,309 @@
+"""``podviews bench paper-bsbm``: the counting paper's BSBM experiment
+(§5.2.2–5.3) through the pipeline, side by side in one run.
+
+For each query — explore queries 1–4 (parameters drawn from the data so the
+results are not empty), the path-shaped producer query of §5.2.3 and the SUM
+aggregate of §5.3 — a view is registered and backfilled on a pod holding the
+data, then updates are applied one at a time as the paper does: delete every
+triple of the products in the result, re-insert them, insert and delete an
+irrelevant product, then transactions of the BSBM update stream. Per update:
+the maintenance job's time on the chosen executor, and pyoxigraph evaluating
+the query from scratch on the same data; after every update the maintained
+view (its full solution multiset: ORDER BY/LIMIT are applied when read) is
+compared with pyoxigraph's. Our own from-scratch evaluation is timed once per
+query, after its updates (the data then differs from the start by the update
+stream alone).
+
+The pod's data is spread over 256 resources by subject, so a write touches
+the resources of the products it changes, not the whole dataset; the write
+itself is not part of the maintenance time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import statistics
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyoxigraph as ox
+import sqlalchemy as sa
+from rdflib import RDF, RDFS, BNode, Literal, URIRef
+
+from server.cli.progress import progress
+from server.maintenance import jobs as pipeline
+from server.tools import paths
+from server.tools.bench.pipeline import (
+    BSBM,
+    PATH,
+    PREFIXES,
+    SUM,
+    bench_pod,
+    drain,
+    fresh_database,
+    q1_params,
+    update_stream,
+)
+from server.tools.oracle import our_rows, oxigraph_rows
+from storage import pods, views_repo
+from views.compile import compile_query
+
+QUERIES_DIR = paths.BSBM / "explore-queries"
+VOCAB = BSBM + "vocabulary/"
+BUCKETS = 256
+
+
+@dataclass
+class PaperRow:
+    query: str
+    data: str
+    executor: str
+    updates: int
+    incremental_ms: float  # median over the updates
+    scratch_ms: float  # our engine, from scratch, once
+    pyoxigraph_ms: float  # median over the updates
+    speedup_vs_scratch: float
+    speedup_vs_pyoxigraph: float
+    aux_rows: int
+    view_rows: int
+    equal: bool
+    by_update: dict[str, float] = field(default_factory=dict)  # kind -> median ms
+
+
+def _ox(t: object) -> ox.NamedNode | ox.BlankNode | ox.Literal:
+    if isinstance(t, URIRef):
+        return ox.NamedNode(str(t))
+    if isinstance(t, BNode):
+        return ox.BlankNode(str(t))
+    assert isinstance(t, Literal)
+    if t.language:
+        return ox.Literal(str(t), language=t.language)
+    return ox.Literal(str(t), datatype=ox.NamedNode(str(t.datatype)) if t.datatype else None)
+
+
+def _one(store: ox.Store, query: str) -> dict[str, str]:
+    result = store.query(PREFIXES + query)
+    sol = next(iter(result))  # type: ignore[call-overload]
+    return {v.value: (f"<{sol[v].value}>" if isinstance(sol[v], ox.NamedNode) else sol[v].value)
+            for v in result.variables if sol[v] is not None}  # type: ignore[union-attr]
+
+
+def parameters(store: ox.Store, data: Path) -> dict[str, str]:
+    """Explore-query parameters with non-empty results on this data."""
+    p = q1_params(data)
+    p["type"], p["f1"], p["f2"] = (x if x.startswith("<") else f"<{x}>"
+                                   for x in (p["type"], p["f1"], p["f2"]))
+    b = _one(store, f"""SELECT (MIN(?v1) AS ?lo1) (MAX(?v3) AS ?hi3) (MIN(?v2) AS ?lo2) WHERE {{
+        ?p a {p['type']} ; bsbm:productFeature {p['f1']} ; bsbm:productPropertyNumeric1 ?v1 ;
+           bsbm:productPropertyNumeric2 ?v2 ; bsbm:productPropertyNumeric3 ?v3 }}""")
+    f3 = _one(store, f"""SELECT ?f3 WHERE {{ ?p a {p['type']} ; bsbm:productFeature {p['f1']},
+        ?f3 FILTER(?f3 != {p['f1']} && ?f3 != {p['f2']}) }} ORDER BY ?f3 LIMIT 1""")
+    lacking = _one(store, f"""SELECT ?f WHERE {{ ?p a {p['type']} ;
+        bsbm:productFeature {p['f1']}, ?f . ?q a {p['type']} ; bsbm:productFeature {p['f1']} .
+        FILTER NOT EXISTS {{ ?q bsbm:productFeature ?f }} }} ORDER BY ?f LIMIT 1""")
+    xyz = _one(store, """SELECT ?p WHERE { ?p bsbm:productPropertyTextual4 ?t ;
+        bsbm:producer ?pr ; <http://purl.org/dc/elements/1.1/publisher> ?pr ; rdfs:comment ?c ;
+        bsbm:productFeature ?f . ?f rdfs:label ?fl } ORDER BY ?p LIMIT 1""")
+    return {**p, "x3": str(int(float(b["lo1"])) - 1), "y3": str(int(float(b["hi3"])) + 1),
+            "y4": str(int(float(b["lo2"])) - 1), "f3": f3["f3"], "xyz": xyz["p"],
+            "f2q3": lacking["f"]}  # Q3 keeps products without it: some lack it
+
+
+def queries(p: dict[str, str]) -> dict[str, str]:
+    def explore(n: int, **subst: str) -> str:
+        text = (QUERIES_DIR / f"query{n}.txt").read_text()
+        for k, v in subst.items():
+            text = text.replace(f"%{k}%", v)
+        return text
+
+    return {
+        "Q1": explore(1, ProductType=p["type"], ProductFeature1=p["f1"],
+                      ProductFeature2=p["f2"], x=p["x"]),
+        "Q2": explore(2, ProductXYZ=p["xyz"]),
+        "Q3": explore(3, ProductType=p["type"], ProductFeature1=p["f1"],
+                      ProductFeature2=p["f2q3"], x=p["x3"], y=p["y3"]),
+        "Q4": explore(4, ProductType=p["type"], ProductFeature1=p["f1"],
+                      ProductFeature2=p["f2"], ProductFeature3=p["f3"], x=p["x"], y=p["y4"]),
+        "path §5.2.3": PATH,
+        "SUM §5.3": SUM,
+    }
+
+
+# products whose triples the delete/re-insert updates remove and restore
+TOUCHED = {
+    "Q2": None,  # its one product
+    "path §5.2.3": "SELECT DISTINCT ?product WHERE { ?product bsbm:producer ?x }",
+    "SUM §5.3": "SELECT DISTINCT ?product WHERE { ?o bsbm:product ?product }",
+}
+
+
+def _unsliced(text: str) -> str:
+    """The query without ORDER BY/LIMIT/OFFSET: the view's whole solution
+    multiset, which is what is maintained (slicing happens on read)."""
+    return re.sub(r"\bORDER\s+BY\b[\s\S]*$|\bLIMIT\s+\d+[\s\S]*$|\bOFFSET\s+\d+[\s\S]*$", "",
+                  text, flags=re.IGNORECASE)
+
+
+class Pod:
+    """The dataset as a pod of 256 resources (by subject), kept equal to a
+    pyoxigraph store."""
+
+    def __init__(self, engine: sa.Engine, triples: list[tuple], consumer_name: str) -> None:
+        self.engine = engine
+        self.parts: dict[str, set[tuple]] = defaultdict(set)
+        self.store = ox.Store()
+        self.store.bulk_extend(ox.Quad(*(_ox(x) for x in t)) for t in triples)  # type: ignore[misc]
+        for t in triples:
+            self.parts[self._part(t[0])].add(t)
+        with engine.begin() as c:
+            self.pod, self.consumer = bench_pod(c, "bsbm", self.parts, consumer_name)
+
+    @staticmethod
+    def _part(s: object) -> str:
+        return f"part-{hashlib.sha1(str(s).encode()).digest()[0] % BUCKETS:02x}"
+
+    def change(self, add: set[tuple], remove: set[tuple]) -> None:
+        touched = {self._part(t[0]) for t in add | remove}
+        for t in remove:
+            self.parts[self._part(t[0])].discard(t)
+            self.store.remove(ox.Quad(*(_ox(x) for x in t)))  # type: ignore[misc]
+        for t in add:
+            self.parts[self._part(t[0])].add(t)
+            self.store.add(ox.Quad(*(_ox(x) for x in t)))  # type: ignore[misc]
+        with self.engine.begin() as c:
+            for name in sorted(touched):
+                pipeline.changed(c, self.pod, pods.put_resource(c, self.pod, name,
+                                                                self.parts[name]))
+
+    def subjects(self, products: list[str]) -> set[tuple]:
+        want = {URIRef(p) for p in products}
+        return {t for name in {self._part(p) for p in want} for t in self.parts[name]
+                if t[0] in want}
+
+
+def _irrelevant() -> set[tuple]:
+    p = URIRef("urn:bench:irrelevant-product")
+    return {(p, RDF.type, URIRef("urn:bench:NoSuchType")), (p, RDFS.label, Literal("unrelated"))}
+
+
+def run(server_url: str, data: Path, updates: Path, count: int, executors: list[str],
+        only: list[str] | None = None) -> list[PaperRow]:
+    from server.cli.load import read_triples
+
+    rows = []
+    triples = read_triples(data)
+    stream = update_stream(updates, count)
+    for executor in executors:
+        tag = data.name.split(".")[0].replace("-", "_")
+        engine = sa.create_engine(fresh_database(server_url, f"paper_{tag}_{executor}"))
+        pod = Pod(engine, triples, f"urn:bench:consumer:{executor}")
+        params = parameters(pod.store, data)
+        for name, text in queries(params).items():
+            if only and name not in only:
+                continue
+            rows.append(_one_query(engine, pod, name, text, executor, params, stream,
+                                   data.name.removesuffix(".nt.gz")))
+        engine.dispose()
+    return rows
+
+
+def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
+               params: dict[str, str], stream: list[list[tuple]], data_name: str) -> PaperRow:
+    router = pipeline.Router(mode=executor)
+    q = compile_query(text).query
+    whole = dataclasses.replace(q, order=(), limit=None, offset=0)
+    oracle_text = _unsliced(text)
+    with engine.begin() as c:
+        view = pipeline.register_view(c, pod.consumer, name, text)
+    drain(engine, router)
+
+    if name in TOUCHED and TOUCHED[name] is not None:
+        found = pod.store.query(PREFIXES + TOUCHED[name] + " ORDER BY ?product LIMIT 10")
+        products = [s["product"].value for s in found]  # type: ignore[union-attr]
+    elif name == "Q2":
+        products = [params["xyz"].strip("<>")]
+    else:
+        products = sorted({s["product"].value for s in pod.store.query(text)})  # type: ignore[union-attr]
+    gone = pod.subjects(products)
+    steps: list[tuple[str, set[tuple], set[tuple]]] = [
+        ("delete products", set(), gone), ("re-insert products", gone, set()),
+        ("insert irrelevant", _irrelevant(), set()), ("delete irrelevant", set(), _irrelevant())]
+    steps += [(f"BSBM update {i + 1}", set(tx), set()) for i, tx in enumerate(stream)]
+
+    times: dict[str, float] = {}
+    ox_times, equal = [], True
+    with progress(f"{name}, {data_name}, {executor}: updates", len(steps)) as advance:
+        for kind, add, remove in steps:
+            pod.change(add, remove)
+            t = time.perf_counter()
+            drain(engine, router)
+            times[kind] = (time.perf_counter() - t) * 1000
+            t = time.perf_counter()
+            list(pod.store.query(text))  # type: ignore[call-overload]
+            ox_times.append((time.perf_counter() - t) * 1000)
+            with engine.connect() as c:
+                got = our_rows(whole, pipeline.read_view(c, view), q.variables)
+            equal = equal and got == oxigraph_rows(pod.store, oracle_text, q.variables)
+            advance()
+    with engine.connect() as c:
+        t = time.perf_counter()
+        pipeline.scratch(c, view)
+        scratch_ms = (time.perf_counter() - t) * 1000
+        view_rows = sum(k for k in pipeline.read_view(c, view).values() if k > 0)
+        aux_rows = views_repo.state_rows(c, view)
+    with engine.begin() as c:
+        views_repo.drop_view(c, view)
+    inc = statistics.median(times.values())
+    oxm = statistics.median(ox_times)
+    return PaperRow(name, data_name, executor, len(steps), round(inc, 1), round(scratch_ms, 1),
+                    round(oxm, 1), round(scratch_ms / inc, 1), round(oxm / inc, 2), aux_rows,
+                    view_rows, equal, {k: round(v, 1) for k, v in times.items()})
+
+
+def queries_names() -> list[str]:
+    return ["Q1", "Q2", "Q3", "Q4", "path §5.2.3", "SUM §5.3"]
+
+
+def print_table(rows: list[PaperRow], as_json: bool) -> None:
+    import json
+    from dataclasses import asdict
+
+    if as_json:
+        print(json.dumps({"rows": [asdict(r) for r in rows]}, indent=1))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    main = Table(title="paper-bsbm: one update maintained vs from scratch (ms; medians over "
+                       "the updates; scratch: our engine once)")
+    names = [f.name for f in dataclasses.fields(PaperRow) if f.name != "by_update"]
+    for name in names:
+        main.add_column(name.replace("_", " "))
+    for r in rows:
+        main.add_row(*(str(getattr(r, n)) for n in names))
+    kinds = list(dict.fromkeys(k for r in rows for k in r.by_update))
+    per = Table(title="maintenance time per update (ms)")
+    for col in ("query", "data", "executor", *kinds):
+        per.add_column(col)
+    for r in rows:
+        per.add_row(r.query, r.data, r.executor, *(str(r.by_update.get(k, "")) for k in kinds))
+    console = Console(width=220)
+    console.print(main)
+    console.print(per)
+    _print_ratios(rows)
+
+
+def _print_ratios(rows: list[PaperRow]) -> None:
+    """Per-update cost on the largest dataset over the smallest, per query
+    and executor (the cost must follow the delta, not the data)."""
+    by: dict[tuple[str, str], list[PaperRow]] = defaultdict(list)
+    for r in rows:
+        by[(r.query, r.executor)].append(r)
+    for (query, executor), rs in by.items():
+        if len(rs) >= 2:
+            print(f"{query} ({executor}): per-update {rs[-1].data} / {rs[0].data} = "
+                  f"{rs[-1].incremental_ms / rs[0].incremental_ms:.2f}")

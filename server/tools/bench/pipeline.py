@@ -1,0 +1,235 @@
+"""``podviews bench``: measured side by side, printed as tables of ratios.
+
+Scenario ``backfill-bsbm``: one BSBM dataset in a pod; explore query 1, the
+path-shaped producer query of the paper's §5.2.3 and a SUM aggregate
+registered as views and backfilled by each executor; every result compared
+with pyoxigraph's from-scratch answer.
+
+Scenario ``pipeline-bsbm``: BSBM data in a pod, a BSBM explore query as a
+view, and the BSBM update stream applied one transaction at a time through
+the pipeline (Postgres state, one worker job each). For each dataset size:
+backfill time, median maintenance time per update, and the ratio between
+sizes — cost must follow the delta, not the data.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+from rdflib import Graph
+
+from server.cli.progress import progress
+from server.maintenance import jobs as pipeline
+from storage import pods, views_repo
+from storage.migrate import upgrade
+
+BSBM = "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/"
+PREFIXES = f"""PREFIX bsbm: <{BSBM}vocabulary/>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+"""
+
+
+@dataclass
+class Row:
+    data: str
+    triples: int
+    backfill_s: float
+    updates: int
+    median_update_ms: float
+    view_rows: int
+    aux_rows: int
+    equal: bool
+
+
+def q1_params(data: Path) -> dict[str, str]:
+    """Parameters of explore query 1 drawn from the data (as BSBM draws them
+    per dataset), so that the view is not empty."""
+    import pyoxigraph as ox
+
+    store = ox.Store()
+    store.bulk_load(gzip.open(data, "rb").read(), format=ox.RdfFormat.N_TRIPLES)
+    q = PREFIXES + """SELECT ?type ?f1 ?f2 (MIN(?v) AS ?low) WHERE {
+        ?p a ?type ; bsbm:productFeature ?f1, ?f2 ; bsbm:productPropertyNumeric1 ?v .
+        ?type rdfs:subClassOf ?super . FILTER(str(?f1) < str(?f2)) }
+        GROUP BY ?type ?f1 ?f2 ORDER BY DESC(COUNT(*)) ?type ?f1 ?f2 LIMIT 1"""
+    sol = next(iter(store.query(q)))
+    return {"type": str(sol["type"]), "f1": str(sol["f1"]), "f2": str(sol["f2"]),
+            "x": str(max(int(sol["low"].value) - 1, 0))}
+
+
+def q1(p: dict[str, str]) -> str:
+    return PREFIXES + f"""SELECT DISTINCT ?product ?label WHERE {{
+    ?product rdfs:label ?label . ?product a {p['type']} .
+    ?product bsbm:productFeature {p['f1']} . ?product bsbm:productFeature {p['f2']} .
+    ?product bsbm:productPropertyNumeric1 ?value1 . FILTER (?value1 > {p['x']}) }}"""
+
+
+PATH = PREFIXES + """SELECT ?feat WHERE {
+    ?product1 bsbm:producer ?producer . ?product2 bsbm:producer ?producer .
+    ?product2 bsbm:productFeature ?feat . FILTER (?product1 != ?product2) }"""
+
+SUM = PREFIXES + """SELECT ?producer (SUM(?price) AS ?total) (COUNT(?offer) AS ?offers) WHERE {
+    ?offer bsbm:product ?product . ?product bsbm:producer ?producer .
+    ?offer bsbm:price ?price } GROUP BY ?producer"""
+
+
+@dataclass
+class BackfillRow:
+    query: str
+    executor: str
+    backfill_s: float
+    pyoxigraph_ms: float
+    view_rows: int
+    equal: bool
+
+
+def run_backfill_bsbm(server_url: str, data: Path, executors: list[str]) -> list[BackfillRow]:
+    import pyoxigraph as ox
+
+    from server.cli.load import read_triples
+    from server.tools.oracle import our_rows, oxigraph_rows
+    from views.compile import compile_query
+
+    engine = sa.create_engine(fresh_database(server_url, "backfill"))
+    with engine.begin() as c:
+        _, consumer = bench_pod(c, "bsbm", {"dataset": read_triples(data)})
+    store = ox.Store()
+    with gzip.open(data, "rb") as f:
+        store.bulk_load(f.read(), format=ox.RdfFormat.N_TRIPLES)
+    rows = []
+    for name, text in (("Q1", q1(q1_params(data))), ("path §5.2.3", PATH), ("SUM §5.3", SUM)):
+        variables = compile_query(text).query.variables
+        t = time.perf_counter()
+        list(store.query(text))  # the engine's own time, without our comparison
+        ox_ms = (time.perf_counter() - t) * 1000
+        want = oxigraph_rows(store, text, variables)
+        for executor in executors:
+            with engine.begin() as c:
+                view = pipeline.register_view(c, consumer, f"{name} {executor}", text)
+            t = time.perf_counter()
+            pipeline.run_one(engine, "bench", pipeline.Router(mode=executor))
+            took = time.perf_counter() - t
+            with engine.connect() as c:
+                status = c.execute(sa.text("SELECT status, last_error FROM jobs WHERE view_id = :v"),
+                                   {"v": view}).one()
+                if status.status != "done":
+                    raise RuntimeError(f"backfill of {name} on {executor}: {status.last_error}")
+                got = our_rows(compile_query(text).query, pipeline.read_view(c, view), variables)
+            rows.append(BackfillRow(name, executor, round(took, 2), round(ox_ms, 1),
+                                    sum(got.values()), got == want))
+    engine.dispose()
+    return rows
+
+
+def update_stream(path: Path, count: int) -> list[list[tuple]]:
+    text = gzip.open(path, "rt", encoding="utf-8").read()
+    out = []
+    for chunk in text.split("#__SEP__")[:count]:
+        g = Graph()
+        g.parse(data=chunk, format="nt")
+        out.append(list(g))
+    return out
+
+
+def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
+                      count: int) -> list[Row]:
+    from server.cli.load import read_triples
+
+    stream = update_stream(updates, count)
+    rows = []
+    for data in datasets:
+        engine = sa.create_engine(fresh_database(server_url,
+                                                  data.name.split(".")[0].replace("-", "_")))
+        triples = read_triples(data)
+        with engine.begin() as c:
+            pod, consumer = bench_pod(c, "bsbm", {"dataset": triples})
+            view = pipeline.register_view(c, consumer, "q", q1(q1_params(data)))
+        t = time.perf_counter()
+        pipeline.run_one(engine, "bench")
+        backfill = time.perf_counter() - t
+        times = []
+        equal = True
+        with progress(f"{data.name}: updates", len(stream)) as advance:
+            for i, tx in enumerate(stream):
+                with engine.begin() as c:
+                    seq = pods.put_resource(c, pod, f"update-{i}", tx)
+                    pipeline.changed(c, pod, seq)
+                t = time.perf_counter()
+                pipeline.run_one(engine, "bench")
+                times.append((time.perf_counter() - t) * 1000)
+                with engine.connect() as c:
+                    equal = equal and pipeline.read_view(c, view) == pipeline.scratch(c, view)
+                advance()
+        with engine.connect() as c:
+            view_rows = len(pipeline.read_view(c, view))
+            aux_rows = views_repo.state_rows(c, view)
+        rows.append(Row(data.name, len(triples), round(backfill, 2), len(times),
+                        round(statistics.median(times), 1), view_rows, aux_rows, equal))
+        engine.dispose()
+    return rows
+
+
+def bench_pod(c: sa.Connection, name: str, resources: Mapping[str, Iterable[tuple]],
+              consumer: str = "urn:bench:consumer") -> tuple[int, int]:
+    """A pod holding these resources (path -> triples) and a consumer it
+    consents to: (pod, consumer)."""
+    consumer_id = pods.create_agent(c, consumer, "consumer", b"c")
+    owner = pods.create_agent(c, "urn:bench:owner", "owner", b"o")
+    pod = pods.create_pod(c, name, owner)
+    pipeline.grant(c, pod, consumer_id)
+    for path, triples in resources.items():
+        pods.put_resource(c, pod, path, triples)
+    return pod, consumer_id
+
+
+def drain(engine: sa.Engine, router: pipeline.Router) -> int:
+    """Run every due job; how many ran. A job that failed is an error."""
+    ran = 0
+    while pipeline.run_one(engine, "bench", router):
+        ran += 1
+    with engine.connect() as c:
+        dead = c.execute(sa.text("SELECT kind, last_error FROM jobs WHERE status <> 'done'")).all()
+    if dead:
+        raise RuntimeError(f"a maintenance job failed: {dead[0].kind}: {dead[0].last_error}")
+    return ran
+
+
+def fresh_database(server_url: str, name: str) -> str:
+    """A new, migrated database on ``server_url``."""
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    db = f"podviews_bench_{name}"
+    with admin.connect() as c:
+        c.execute(sa.text(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)'))
+        c.execute(sa.text(f'CREATE DATABASE "{db}"'))
+    admin.dispose()
+    url = sa.make_url(server_url).set(database=db).render_as_string(hide_password=False)
+    upgrade(url)
+    return url
+
+
+def print_table(rows: list[Row], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"rows": [asdict(r) for r in rows]}, indent=1))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="pipeline-bsbm: maintenance through the SQL-state pipeline")
+    for col in ("data", "triples", "backfill s", "updates", "median update ms", "view rows",
+                "aux rows", "equal"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.data, f"{r.triples:,}", str(r.backfill_s), str(r.updates),
+                      str(r.median_update_ms), str(r.view_rows), str(r.aux_rows), str(r.equal))
+    Console().print(table)
+    if len(rows) == 2:
+        ratio = rows[1].median_update_ms / rows[0].median_update_ms
+        print(f"per-update cost ratio {rows[1].data} / {rows[0].data}: {ratio:.2f}")

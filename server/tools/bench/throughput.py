@@ -1,0 +1,139 @@
+"""``podviews bench throughput``: a stream of small pod PATCHes through a real
+``podviews serve`` process with 10 registered views. Reports the sustained
+rate of triple changes (from the first PATCH until every view has caught up
+with the last) and freshness: from a PATCH's answer to the moment a view
+reflects it (``GET …/results?min_seq=``), sampled on one view per PATCH in
+turn, p50 and p99."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import httpx
+import sqlalchemy as sa
+
+from server.maintenance import jobs as pipeline
+from server.tools.bench.pipeline import fresh_database
+from server.tools.process import serving, working
+
+ADMIN = "bench-admin-token"
+EX = "PREFIX : <http://ex/>\n"
+VIEWS = [
+    "SELECT ?s ?o WHERE { ?s :p ?o }",
+    "SELECT ?s (COUNT(?o) AS ?n) WHERE { ?s :p ?o } GROUP BY ?s",
+    "SELECT ?s WHERE { ?s :p ?o FILTER NOT EXISTS { ?s :q ?x } }",
+    "SELECT ?s ?x WHERE { ?s :p ?o OPTIONAL { ?s :q ?x } }",
+    "SELECT ?a ?c WHERE { ?a :p ?b . ?b :q ?c }",
+    "SELECT (SUM(?o) AS ?total) WHERE { ?s :p ?o FILTER(isNumeric(?o)) }",
+    "SELECT DISTINCT ?o WHERE { ?s :q ?o }",
+    "SELECT ?s WHERE { { ?s :p 1 } UNION { ?s :q 1 } }",
+    "SELECT ?s WHERE { ?s :p ?o MINUS { ?s :r ?z } }",
+    "SELECT ?s ?m WHERE { ?s :r ?m FILTER(?m > 5) }",
+]
+
+
+@dataclass
+class ThroughputRow:
+    patches: int
+    target_per_s: float
+    achieved_patch_per_s: float
+    triple_changes_per_s: float
+    freshness_p50_ms: float
+    freshness_p99_ms: float
+    caught_up_s: float
+    equal: bool  # every view equals its from-scratch evaluation at the end
+
+
+def _patch(i: int, size: int = 4) -> str:
+    """Every PATCH inserts ``size`` triples (a multiple of 4) and deletes
+    those of 8 PATCHes ago."""
+    def triples(j: int) -> str:
+        out = []
+        for g in range(j * size // 4, (j + 1) * size // 4):
+            s = f":s{g % 200}"
+            out.append(f"{s} :p {g % 10} . {s} :q :s{(g * 7) % 200} . {s} :r {g % 9} . "
+                       f":s{g} :p :s{g % 50} .")
+        return " ".join(out)
+    delete = f"DELETE DATA {{ {triples(i - 8)} }} ;\n" if i >= 8 else ""
+    return EX + delete + f"INSERT DATA {{ {triples(i)} }}"
+
+
+def run(server_url: str, patches: int = 500, rate: float = 50.0,
+        worker_processes: int = 1, size: int = 4) -> ThroughputRow:
+    """The API process serves only; maintenance runs in ``worker_processes``
+    `podviews worker` processes beside it (the compose and Helm shape: on
+    one process the workers' Python competes with the API's for the GIL)."""
+    url = fresh_database(server_url, "throughput")
+    env = {"PODVIEWS_DATABASE_URL": url,
+           "PODVIEWS_ADMIN_TOKEN": ADMIN, "PODVIEWS_EXECUTOR": "sql", "PODVIEWS_WORKERS": "0"}
+    server_log = os.environ.get("PODVIEWS_BENCH_LOG", os.devnull)  # the server's own log
+    with open(server_log, "wb") as log, serving(env, log) as base, \
+            working(env, worker_processes, log):
+        owner, consumer, views = _setup(base)
+        row = _stream(owner, consumer, views, patches, rate, size)
+    engine = sa.create_engine(url)
+    with engine.connect() as c:
+        row.equal = all(differ == 0 for _, _, differ in pipeline.consistency(c))
+    engine.dispose()
+    return row
+
+
+def _setup(base: str) -> tuple[httpx.Client, httpx.Client, list[str]]:
+    admin = httpx.Client(base_url=base, headers={"authorization": f"Bearer {ADMIN}"})
+    tokens = {}
+    for who in ("owner", "consumer"):
+        r = admin.post("/admin/agents", json={"webid": f"urn:bench:{who}", "role": who})
+        r.raise_for_status()
+        tokens[who] = r.json()["token"]
+    admin.post("/admin/pods", json={"name": "stream", "owner": "urn:bench:owner"}).raise_for_status()
+    owner, consumer = (httpx.Client(base_url=base, timeout=60, headers={
+        "authorization": f"Bearer {tokens[w]}"}) for w in ("owner", "consumer"))
+    views = []
+    for i, q in enumerate(VIEWS):
+        r = consumer.post("/views", json={"name": f"v{i}", "query": EX + q})
+        r.raise_for_status()
+        views.append(r.headers["location"])
+    owner.post("/admin/consents", json={"pod": "stream", "consumer": "urn:bench:consumer"}
+               ).raise_for_status()
+    return owner, consumer, views
+
+
+def _stream(owner: httpx.Client, consumer: httpx.Client, views: list[str], patches: int,
+            rate: float, size: int) -> ThroughputRow:
+    freshness: list[float] = []
+    lock = threading.Lock()
+
+    def watch(view: str, seq: int, accepted: float) -> None:
+        r = consumer.get(f"{view}/results", params={"min_seq": seq, "wait": 60})
+        r.raise_for_status()
+        with lock:
+            freshness.append((time.perf_counter() - accepted) * 1000)
+
+    start = time.perf_counter()
+    last = 0
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        futures = []
+        for i in range(patches):
+            due = start + i / rate
+            time.sleep(max(0.0, due - time.perf_counter()))
+            r = owner.patch("/pods/stream/data", content=_patch(i, size),
+                            headers={"content-type": "application/sparql-update"})
+            r.raise_for_status()
+            accepted = time.perf_counter()
+            last = int(r.headers["podviews-seq"])
+            futures.append(pool.submit(watch, views[i % len(views)], last, accepted))
+        sent = time.perf_counter() - start
+        for f in futures:
+            f.result()
+    for view in views:  # every view has caught up with the last change
+        consumer.get(f"{view}/results", params={"min_seq": last, "wait": 60}).raise_for_status()
+    done = time.perf_counter() - start
+    changes = sum(size if i < 8 else 2 * size for i in range(patches))
+    q = statistics.quantiles(freshness, n=100)
+    return ThroughputRow(patches, rate, round(patches / sent, 1), round(changes / done, 1),
+                         round(statistics.median(freshness), 1), round(q[98], 1), round(done, 1), False)

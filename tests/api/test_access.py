@@ -1,0 +1,101 @@
+"""The access matrix: every endpoint × every kind of caller gives the
+expected status — 401 without a token, 403 for a known caller without the
+right, 404 where the answer would reveal that a pod or view exists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from tests.api.api_helpers import TURTLE, World, world
+from tests.conftest import scratch_database
+
+WHO = ("anonymous", "other_owner", "other_consumer", "owner", "consumer", "admin")
+N3 = ("@prefix solid: <http://www.w3.org/ns/solid/terms#>.\n"
+      "_:p a solid:InsertDeletePatch; solid:inserts { <#a> <#b> <#c> }.")
+
+
+def _resource(w: World, path: str) -> None:
+    r = w.client.put(f"/pods/alice/{path}", content="<#a> <#b> 1 .",
+                     headers={**TURTLE, **w.as_("owner")})
+    assert r.status_code in (201, 204)
+
+
+def _view(w: World) -> str:
+    r = w.client.post("/views", json={"name": "v", "query": "SELECT * { ?s ?p ?o }"},
+                      headers=w.as_("consumer"))
+    assert r.status_code == 201
+    return r.headers["location"]
+
+
+def _consent(w: World) -> int:
+    r = w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids["consumer"]},
+                      headers=w.as_("admin"))
+    assert r.status_code == 201
+    return int(r.json()["id"])
+
+
+# endpoint: (request for caller i, expected statuses in the order of WHO)
+Request = Callable[[World, str, int], object]
+CASES: dict[str, tuple[Request, tuple[int, ...]]] = {
+    "POST /admin/agents": (lambda w, h, i: w.client.post(
+        "/admin/agents", json={"webid": f"urn:new:{i}", "role": "owner"}, headers=h),
+        (401, 403, 403, 403, 403, 201)),
+    "POST /admin/pods": (lambda w, h, i: w.client.post(
+        "/admin/pods", json={"name": f"new-{i}", "owner": w.webids["owner"]}, headers=h),
+        (401, 403, 403, 403, 403, 201)),
+    "GET /admin/consents": (lambda w, h, i: w.client.get("/admin/consents", headers=h),
+                            (401, 200, 403, 200, 403, 200)),
+    "POST /admin/consents": (lambda w, h, i: w.client.post(
+        "/admin/consents", json={"pod": "alice", "consumer": w.webids["consumer"]}, headers=h),
+        (401, 404, 403, 201, 403, 201)),
+    "DELETE /admin/consents/{id}": (lambda w, h, i: w.client.delete(
+        f"/admin/consents/{_consent(w)}", headers=h), (401, 404, 403, 204, 403, 204)),
+    "GET /pods/{pod}/{path}": (lambda w, h, i: w.client.get("/pods/alice/doc", headers=h),
+                               (401, 404, 404, 200, 404, 200)),
+    "HEAD /pods/{pod}/{path}": (lambda w, h, i: w.client.head("/pods/alice/doc", headers=h),
+                                (401, 404, 404, 200, 404, 200)),
+    "GET /pods/{pod}/": (lambda w, h, i: w.client.get("/pods/alice/", headers=h),
+                         (401, 404, 404, 200, 404, 200)),
+    "PUT /pods/{pod}/{path}": (lambda w, h, i: w.client.put(
+        "/pods/alice/doc", content="<#a> <#b> 2 .", headers={**TURTLE, **h}),
+        (401, 404, 404, 204, 404, 204)),
+    "PATCH /pods/{pod}/{path}": (lambda w, h, i: w.client.patch(
+        "/pods/alice/doc", content=N3, headers={"content-type": "text/n3", **h}),
+        (401, 404, 404, 204, 404, 204)),
+    "POST /pods/{pod}/": (lambda w, h, i: w.client.post(
+        "/pods/alice/", content="<#a> <#b> 3 .", headers={**TURTLE, **h}),
+        (401, 404, 404, 201, 404, 201)),
+    "DELETE /pods/{pod}/{path}": (lambda w, h, i: (_resource(w, f"del{i}"), w.client.delete(
+        f"/pods/alice/del{i}", headers=h))[1], (401, 404, 404, 204, 404, 204)),
+    "POST /views": (lambda w, h, i: w.client.post(
+        "/views", json={"name": "x", "query": "SELECT * { ?s ?p ?o }"}, headers=h),
+        (401, 403, 201, 403, 201, 403)),
+    "GET /views": (lambda w, h, i: w.client.get("/views", headers=h),
+                   (401, 403, 200, 403, 200, 403)),
+    "GET /views/{id}": (lambda w, h, i: w.client.get(w.view, headers=h),  # type: ignore[attr-defined]
+                        (401, 404, 404, 404, 200, 200)),
+    "GET /views/{id}/results": (lambda w, h, i: w.client.get(
+        f"{w.view}/results", headers=h), (401, 404, 404, 404, 200, 200)),  # type: ignore[attr-defined]
+    "DELETE /views/{id}": (lambda w, h, i: w.client.delete(_view(w), headers=h),
+                           (401, 404, 404, 404, 204, 204)),
+    "GET /healthz": (lambda w, h, i: w.client.get("/healthz", headers=h),
+                     (200, 200, 200, 200, 200, 200)),
+}
+
+
+@pytest.fixture(scope="module")
+def w(pg_server: str):  # type: ignore[no-untyped-def]
+    with scratch_database(pg_server, "pv_access", migrate=True) as url, world(url) as w:
+        _resource(w, "doc")
+        w.view = _view(w)  # type: ignore[attr-defined]
+        yield w
+
+
+@pytest.mark.parametrize("endpoint", list(CASES))
+def test_access(w: World, endpoint: str) -> None:
+    request, expected = CASES[endpoint]
+    got = tuple(request(w, {} if who == "anonymous" else w.as_(who), i).status_code  # type: ignore[attr-defined]
+                for i, who in enumerate(WHO))
+    assert dict(zip(WHO, got, strict=True)) == dict(zip(WHO, expected, strict=True))

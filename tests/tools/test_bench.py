@@ -1,0 +1,53 @@
+"""The benchmarks run and their results are checked (never their timings)."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.tools import paths
+from server.tools.bench import many_views as bench_views
+from server.tools.bench import paper as bench_paper
+from server.tools.bench import synthetic as bench_synthetic
+from server.tools.bench import throughput as bench_throughput
+
+BSBM = paths.BSBM
+
+
+def test_paper_synthetic_results_agree_with_both_oracles(pg_server: str) -> None:
+    """The update maintained in memory and through the pipeline's SQL
+    executor equals our from-scratch evaluation and pyoxigraph's."""
+    rows = bench_synthetic.run(n=25, p=0.12, seed=1, executors=("memory", "sql"),
+                               server_url=pg_server)
+    assert [(r.query, r.executor) for r in rows] == [
+        ("path-3", "memory"), ("star-3", "memory"), ("path-3", "sql"), ("star-3", "sql")]
+    assert all(r.equal for r in rows)
+    assert all(r.view_rows > 0 for r in rows)
+    assert [r.view_rows for r in rows[:2]] == [r.view_rows for r in rows[2:]]
+
+
+@pytest.mark.skipif(not (BSBM / "bsbm-100.nt.gz").exists(), reason="BSBM data not in ../shared")
+def test_paper_bsbm_views_equal_pyoxigraph_after_every_update(pg_server: str) -> None:
+    """Every query of the paper's BSBM experiment, maintained through the SQL
+    executor over the update kinds of the paper and one BSBM transaction,
+    equals pyoxigraph after every update; the views are not empty."""
+    rows = bench_paper.run(pg_server, BSBM / "bsbm-100.nt.gz", BSBM / "bsbm-1000-updates.nt.gz",
+                           count=1, executors=["sql"])
+    assert [r.query for r in rows] == bench_paper.queries_names()
+    assert all(r.equal for r in rows), [(r.query, r.equal) for r in rows]
+    assert all(r.view_rows > 0 and r.updates == 5 for r in rows), rows
+    assert all(r.aux_rows >= 0 for r in rows)
+
+
+def test_many_views_wakes_only_the_affected_views(pg_server: str) -> None:
+    """An update of two views' predicates, among eight views, runs two views'
+    jobs per update, and every view equals scratch."""
+    row = bench_views.run(pg_server, views=8, touched=2, updates=2)
+    assert row.equal
+    assert row.jobs_per_update == 2
+
+
+def test_throughput_stream_leaves_every_view_equal_to_scratch(pg_server: str) -> None:
+    """A short stream of PATCHes through a real server and worker process."""
+    row = bench_throughput.run(pg_server, patches=20, rate=20, size=8)
+    assert row.equal
+    assert row.patches == 20 and row.freshness_p50_ms > 0
