@@ -13,6 +13,7 @@ from fastapi import FastAPI, Response
 
 from server import errors
 from server.api.admin.endpoints import router as admin_router
+from server.api.consents.endpoints import router as consents_router
 from server.api.ldp.endpoints import router as ldp_router
 from server.api.ldp.upstream import Upstream
 from server.api.ops import observability
@@ -20,6 +21,7 @@ from server.api.views.endpoints import router as views_router
 from server.api.views.notices import ViewNotices
 from server.config import Settings
 from server.maintenance import worker
+from storage import ops
 
 
 def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> FastAPI:
@@ -56,6 +58,7 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
     app.state.metrics = observability.install(app, engine,
                                               lambda: any(t.is_alive() for t in threads))
     app.include_router(admin_router)
+    app.include_router(consents_router)
     app.include_router(views_router)
     app.include_router(ldp_router)
 
@@ -63,7 +66,7 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
     def healthz() -> Response:
         try:
             with engine.connect() as c:
-                c.execute(sa.text("SELECT 1"))
+                ops.ping(c)
         except sa.exc.OperationalError:
             return Response('{"status": "database unreachable"}', 503,
                             media_type="application/json")

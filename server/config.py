@@ -8,6 +8,9 @@ from pathlib import Path
 from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from server.executors.spark.config import SparkConfig
+from server.maintenance.router import Router
+
 DEV_ADMIN_TOKEN = "dev-admin-token"
 
 
@@ -40,10 +43,7 @@ class Settings(BaseSettings):
             raise ValueError("PODVIEWS_ADMIN_TOKEN must be set outside development")
         return self
 
-    def router(self):  # type: ignore[no-untyped-def]
-        from server.executors.spark.job import SparkConfig
-        from server.maintenance.jobs import Router
-
+    def router(self) -> Router:
         return Router(self.executor, self.spark_threshold,
                       SparkConfig(master=self.spark_master, jdbc_jar=self.jdbc_jar))
 

@@ -154,8 +154,15 @@ class View(Base):
     # the predicates (term ids) its triple patterns can match; NULL: any
     predicates: Mapped[list[int] | None] = mapped_column(ARRAY(BigInteger))
     created_at: Mapped[datetime] = _now()
+    # the plan its state was computed with (views.plan): its fingerprint and
+    # root node, and the engine code that last checked it (NULL: rebuild)
+    plan_fingerprint: Mapped[str | None] = mapped_column(String(64))
+    root_node: Mapped[str | None] = mapped_column(String(64))
+    plan_engine: Mapped[str | None] = mapped_column(String(64))
+    status_note: Mapped[str | None] = mapped_column(Text)  # why it is (re)building or failed
     __table_args__ = (
-        CheckConstraint("status IN ('backfilling', 'ready', 'failed')", name="status"),)
+        CheckConstraint("status IN ('backfilling', 'rebuilding', 'ready', 'failed')",
+                        name="status"),)
 
 
 class Consent(Base):
@@ -226,7 +233,7 @@ class KRelTable(Base):
     __tablename__ = "krel_tables"
     view_id: Mapped[int] = mapped_column(ForeignKey("views.id", ondelete="CASCADE"),
                                          primary_key=True)
-    node: Mapped[int] = mapped_column(Integer, primary_key=True)
+    node: Mapped[str] = mapped_column(String(64), primary_key=True)  # views.plan node id
     table_name: Mapped[str] = mapped_column(String(63), primary_key=True)
     variables: Mapped[list[str]] = mapped_column(JSONB)
 

@@ -1,7 +1,8 @@
 """Pods, resources and writes. A write replaces a resource's triples and, in
-the caller's transaction, updates the quads, the pod's support-counted default
-graph and the change log (one entry with its ΔG); its sequence number orders
-it among all changes."""
+the caller's transaction, records the change (``storage.changes``): the
+quads, the pod's support-counted default graph, the change log entry with its
+ΔG and the jobs of the views it can change; its sequence number orders it
+among all changes."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from sqlalchemy import Connection, text
 
 from storage import terms
 from storage.arrays import columns, unnest
+from storage.changes import SPO, IdTriple, record_change
 
 Triple = tuple[Identifier, Identifier, Identifier]
-SEQUENCE_LOCK = 0x706F6476  # advisory lock key serialising the change log
 
 
 class PodsError(Exception):
@@ -53,7 +54,7 @@ def put_resource(conn: Connection, pod: int, path: str, triples: Iterable[Triple
         "content_type = excluded.content_type, updated_at = now() RETURNING id"),
         {"pod": pod, "path": path, "etag": etag, "ct": content_type}).scalar_one())
     before = _content(conn, rid)
-    return _change(conn, pod, rid, after - before, before - after)
+    return record_change(conn, pod, rid, after - before, before - after)
 
 
 def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Triple],
@@ -78,7 +79,7 @@ def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Trip
             f"{row.etag}+{sorted(inserted)}-{sorted(deleted)}"
         conn.execute(text("UPDATE resources SET etag = :e WHERE id = :r"),
                      {"e": hashlib.sha1(moved.encode()).hexdigest(), "r": rid})
-    return _change(conn, pod, rid, inserted, deleted)
+    return record_change(conn, pod, rid, inserted, deleted)
 
 
 def delete_resource(conn: Connection, pod: int, path: str) -> int:
@@ -86,13 +87,9 @@ def delete_resource(conn: Connection, pod: int, path: str) -> int:
                        {"pod": pod, "path": path}).scalar()
     if rid is None:
         raise PodsError(f"no resource {path!r}")
-    seq = _change(conn, pod, int(rid), set(), _content(conn, int(rid)))
+    seq = record_change(conn, pod, int(rid), set(), _content(conn, int(rid)))
     conn.execute(text("DELETE FROM resources WHERE id = :r"), {"r": rid})
     return seq
-
-
-IdTriple = tuple[int, int, int]
-SPO = ("s", "p", "o")
 
 
 def _encode(conn: Connection, *triple_sets: Iterable[Triple]) -> list[set[IdTriple]]:
@@ -105,50 +102,6 @@ def _encode(conn: Connection, *triple_sets: Iterable[Triple]) -> list[set[IdTrip
 def _content(conn: Connection, rid: int) -> set[IdTriple]:
     return {(r.s, r.p, r.o) for r in conn.execute(
         text("SELECT s, p, o FROM quads WHERE resource_id = :r"), {"r": rid})}
-
-
-# One statement applies the resource's diff to its quads and to the pod's
-# default graph, the support-counted union of its resources (decision 5), and
-# returns the 0 <-> 1 transitions: the only changes views see. Inserted and
-# deleted triples are disjoint, so the CTEs touch disjoint rows.
-_APPLY = f"""
-WITH ins AS (SELECT * FROM {unnest(SPO, "i", "i")}),
-del AS (SELECT * FROM {unnest(SPO, "d", "d")}),
-quads_in AS (INSERT INTO quads (resource_id, s, p, o) SELECT :r, s, p, o FROM ins),
-quads_out AS (DELETE FROM quads q USING del d
-  WHERE q.resource_id = :r AND q.s = d.s AND q.p = d.p AND q.o = d.o),
-up AS (INSERT INTO pod_triples (pod_id, s, p, o, n) SELECT :pod, s, p, o, 1 FROM ins
-  ON CONFLICT (pod_id, s, p, o) DO UPDATE SET n = pod_triples.n + 1 RETURNING s, p, o, n),
-gone AS (DELETE FROM pod_triples t USING del d
-  WHERE t.pod_id = :pod AND t.s = d.s AND t.p = d.p AND t.o = d.o AND t.n = 1
-  RETURNING t.s, t.p, t.o),
-fewer AS (UPDATE pod_triples t SET n = t.n - 1 FROM del d
-  WHERE t.pod_id = :pod AND t.s = d.s AND t.p = d.p AND t.o = d.o AND t.n > 1)
-SELECT s, p, o, 1 AS sign FROM up WHERE n = 1
-UNION ALL SELECT s, p, o, -1 FROM gone
-"""
-
-
-def _change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
-            deleted: set[IdTriple]) -> int:
-    """Apply the resource's diff; log the change with its ΔG."""
-    cols = {**columns(inserted, SPO, "i"), **columns(deleted, SPO, "d")}
-    delta = conn.execute(text(_APPLY), {"r": rid, "pod": pod, **cols}).all() \
-        if inserted or deleted else []
-    # Writers take sequence numbers one at a time and hold them to commit, so
-    # commit order is sequence order: a snapshot holds a prefix of the log.
-    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SEQUENCE_LOCK})
-    seq = int(conn.execute(text(
-        "INSERT INTO changes (pod_id, resource_id, inserted, deleted) VALUES (:pod, :r, :i, :d) "
-        "RETURNING seq"), {"pod": pod, "r": rid, "i": len(inserted), "d": len(deleted)}
-    ).scalar_one())
-    if delta:
-        names = (*SPO, "sign")
-        conn.execute(text(
-            "INSERT INTO change_triples (seq, s, p, o, sign) SELECT :seq, * FROM "
-            f"{unnest(names, types={'sign': 'smallint'})}"),
-            {"seq": seq, **columns(delta, names)})
-    return seq
 
 
 def change_delta(conn: Connection, seq: int) -> dict[Triple, int]:

@@ -17,20 +17,18 @@ from collections.abc import Iterable
 
 from sqlalchemy import Connection, text
 
-from storage.krel import Codec, PgRel, view_tables
+from storage import krel
+from storage.codec import Codec
+from storage.krel import column_names, key_columns, schema_key
 from views.terms import term_of
 
 STAGE = "spark_stage"
 
 
-def schema_key(variables: Iterable[str]) -> str:
-    return json.dumps(sorted(variables))
-
-
 def load(conn: Connection, width: int, csv: bytes) -> None:
     """Stage rows ``node, schema, c0 … c<width-1>, k`` given as CSV (with a header)."""
     cols = "".join(f", c{i} BIGINT" for i in range(width))
-    conn.execute(text(f"CREATE TEMP TABLE {STAGE} (node INT NOT NULL, schema TEXT NOT NULL"
+    conn.execute(text(f"CREATE TEMP TABLE {STAGE} (node TEXT NOT NULL, schema TEXT NOT NULL"
                       f"{cols}, k BIGINT NOT NULL) ON COMMIT DROP"))
     raw = conn.connection.driver_connection
     with raw.cursor().copy(f"COPY {STAGE} FROM STDIN WITH (FORMAT csv, HEADER true)") as copy:
@@ -59,14 +57,16 @@ def map_provisional(conn: Connection, codec: Codec,
     return True
 
 
-def merge(conn: Connection, codec: Codec, view: int, nodes: Iterable[int], mapped: bool) -> int:
+def merge(conn: Connection, view: int, nodes: Iterable[str], mapped: bool) -> int:
     """Make every listed node's K-relation equal its staged rows; the number
     of rows that changed (0: the stored state already was the evaluation)."""
     staged = conn.execute(text(f"SELECT DISTINCT node, schema FROM {STAGE}")).all()
-    tables = view_tables(conn, view)
+    tables = krel.tables(conn, view)
     for r in staged:  # tables for schemas seen for the first time
-        PgRel(conn, codec, view, r.node, tables.setdefault(r.node, {})).table(
-            frozenset(json.loads(r.schema)))
+        schema = frozenset(json.loads(r.schema))
+        node = tables.setdefault(r.node, {})
+        if schema not in node:
+            node[schema] = krel.create(conn, view, r.node, schema)
     present = {(r.node, r.schema) for r in staged}
     changed = 0
     for node in nodes:
@@ -78,8 +78,8 @@ def merge(conn: Connection, codec: Codec, view: int, nodes: Iterable[int], mappe
     return changed
 
 
-def _replace(conn: Connection, table: str, variables: list[str], node: int, mapped: bool) -> int:
-    cols = [f"c{i}" for i in range(len(variables))]
+def _replace(conn: Connection, table: str, variables: list[str], node: str, mapped: bool) -> int:
+    cols = column_names(variables)
     if mapped:
         picks = ", ".join(f"COALESCE(m{i}.id, s.{c}) AS {c}" for i, c in enumerate(cols))
         joins = " ".join(f"LEFT JOIN term_map m{i} ON m{i}.tmp = s.{c}" for i, c in enumerate(cols))
@@ -91,7 +91,7 @@ def _replace(conn: Connection, table: str, variables: list[str], node: int, mapp
                       f"WHERE s.node = :n AND s.schema = :s"),
                  {"n": node, "s": schema_key(variables)})
     conn.execute(text("ANALYZE staged_rel"))
-    key = cols or ["unit"]
+    key = key_columns(variables)
     same = " AND ".join(f"r.{c} = t.{c}" for c in cols) or "TRUE"
     gone = conn.execute(text(f'DELETE FROM "{table}" t WHERE NOT EXISTS '
                              f"(SELECT 1 FROM staged_rel r WHERE {same})")).rowcount

@@ -7,13 +7,13 @@ ORDER BY term order), so incremental and from-scratch agree exactly.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal
 
 from views import algebra as A
-from views.expr import ExistsFn, _no_exists, evaluate
+from views.expr import ExistsFn, _no_exists, evaluate, try_evaluate
 from views.functions import arithmetic
 from views.terms import ExprError, order_key
 
@@ -94,3 +94,26 @@ def _group_concat(values: list, agg: A.Aggregate) -> Identifier:
 _FUNCS = {"COUNT": _count, "SUM": _sum, "AVG": _avg, "MIN": _extreme, "MAX": _extreme,
           "SAMPLE": _sample, "GROUP_CONCAT": _group_concat}
 
+
+Key = tuple[Identifier | None, ...]
+
+
+def group_key(keys: tuple[A.Expr, ...], m: Mapping[str, Identifier]) -> Key:
+    """The group of a mapping: its GROUP BY key values (None where a key errs)."""
+    return tuple(try_evaluate(e, m) for e in keys)
+
+
+def group_row(keys: tuple[A.Expr, ...], aggregates: tuple[A.Aggregate, ...], key: Key,
+              rows: Rows) -> dict[str, Identifier]:
+    """The one solution of a group (SPARQL 1.1 §18.5 Aggregation): its key
+    variables and its aggregates' values (an erring aggregate is unbound)."""
+    members = list(rows)
+    row: dict[str, Identifier] = {}
+    for e, v in zip(keys, key):
+        if isinstance(e, A.Var) and v is not None:
+            row[e.name] = v
+    for agg in aggregates:
+        value = compute(agg, members)
+        if value is not None:
+            row[agg.var] = value
+    return row

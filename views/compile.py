@@ -1,5 +1,6 @@
 """The compile pipeline, one pure step after another (after sqlglot's optimizer):
-SPARQL text -> algebra -> normalised algebra -> schemas -> delta program.
+SPARQL text -> algebra -> normalised algebra -> schemas -> delta program
+(``views.plan``).
 
 ``compile_query`` is the one gate every consumer passes: a query the engine
 cannot maintain is rejected here with ``UnsupportedFeature`` (architecture
@@ -8,12 +9,13 @@ decision 7, fail closed), whether it will be maintained or evaluated once.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from views import algebra as A
-from views.maintain import build
 from views.normalize import normalize
 from views.parse import parse
+from views.plan import Plan, plan_of
 from views.schemas import Schemas, schemas
 
 
@@ -22,6 +24,7 @@ class Compiled:
     query: A.Query
     pattern: A.Pattern  # normalised
     schemas: Schemas
+    plan: Plan
 
 
 def compile_query(text: str, base: str | None = None) -> Compiled:
@@ -37,5 +40,11 @@ def compile_query(text: str, base: str | None = None) -> Compiled:
     """
     q = parse(text, base=base)
     pattern = normalize(q.pattern)
-    build(pattern)  # raises UnsupportedFeature for what cannot be maintained
-    return Compiled(query=q, pattern=pattern, schemas=schemas(pattern))
+    return Compiled(query=q, pattern=pattern, schemas=schemas(pattern), plan=plan_of(pattern))
+
+
+@functools.lru_cache(maxsize=1024)
+def compiled(text: str) -> Compiled:
+    """``compile_query`` of a stored view definition, kept per process
+    (parsing costs 15–80 ms; a compiled query is immutable)."""
+    return compile_query(text)

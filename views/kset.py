@@ -8,7 +8,8 @@ K-set maps mappings to non-zero integers. ``KRel`` is a K-set split by schema
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Protocol
 
 from rdflib.term import Identifier
 
@@ -41,6 +42,69 @@ def add_into(target: KSet, source: Iterable[tuple[Mu, int]], sign: int = 1) -> K
         else:
             target.pop(m, None)
     return target
+
+
+def project(r: KSet, names: Iterable[str]) -> KSet:
+    """K-set Project (paper §3.2): annotations of equal projections summed.
+
+    >>> project({mu({"x": 1, "y": 2}): 2, mu({"x": 1, "y": 3}): 1}, ["x"])
+    {frozenset({('x', 1)}): 3}
+    """
+    keep = set(names)
+    out: KSet = {}
+    for m, k in r.items():
+        add_into(out, [(frozenset(x for x in m if x[0] in keep), k)])
+    return out
+
+
+def join_into(out: KSet, rows: Iterable[tuple[Mu, int]], rel: KRelation,
+              keep: Callable[[dict[str, Identifier]], bool] | None = None) -> KSet:
+    """out += rows ⋈ rel (K-set Join, paper §3.2): rel is probed for all
+    rows at once; ``keep`` filters the merged mappings.
+
+    >>> sorted(join_into({}, [(mu({"x": 1}), 2)], KRel({mu({"x": 1, "y": 5}): 3})).values())
+    [6]
+    """
+    left = [(dict(m1), k1) for m1, k1 in rows]
+    for (d1, k1), found in zip(left, rel.compatible_many([d for d, _ in left])):
+        for m2, k2 in found:
+            merged = {**d1, **dict(m2)}
+            if keep is None or keep(merged):
+                add_into(out, [(mu(merged), k1 * k2)])
+    return out
+
+
+def minus_blocks(left: Mapping[str, Identifier], right: Mapping[str, Identifier],
+                 graph_var: str | None = None) -> bool:
+    """μ2 removes μ1 in MINUS (SPARQL 1.1 §18.5): compatible and sharing a
+    variable; a pushed-down GRAPH variable does not count as shared."""
+    return bool(left.keys() & right.keys() - {graph_var}) and compatible(left, right)
+
+
+class KRelation(Protocol):
+    """A node's stored output, wherever it lives (in memory: ``KRel``; in
+    Postgres: ``storage.krel.PgRel``; a BGP read through the data:
+    ``views.interpret.VirtualBGP``). Every read takes a batch of keys, so a
+    database answers it in one query per table."""
+
+    def get_many(self, ms: Iterable[Mu]) -> dict[Mu, int]:
+        """The non-zero annotations of ``ms``."""
+        ...
+
+    def compatible_many(self, probes: Sequence[Mapping[str, Identifier]],
+                        require_shared: bool = False) -> list[list[tuple[Mu, int]]]:
+        """For each probe, the rows compatible with it (with
+        ``require_shared``, only rows sharing a variable with it)."""
+        ...
+
+    @property
+    def rows(self) -> KSet:
+        """Every row."""
+        ...
+
+    def apply(self, delta: KSet) -> None:
+        """Add ``delta``; rows whose annotation reaches 0 are gone."""
+        ...
 
 
 class KRel:

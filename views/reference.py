@@ -1,20 +1,20 @@
 """The reference evaluator: a small, obviously-correct from-scratch evaluation
 of a pattern to a K-set (counting paper §3.2, SPARQL 1.1 §18.5). It is the
 oracle the incremental engine is tested against, so it favours plain nested
-loops over speed.
+loops over speed, and it shares no code with the engine's maintenance rules
+(it reads only the term and expression semantics, ``views.expr`` and
+``views.aggregates.compute``, and the data through ``QuadStore.match``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
-from rdflib.term import Identifier
+from rdflib.term import Identifier, URIRef
 
 from views import algebra as A
 from views.aggregates import compute
-from views.bgp import join_patterns
-from views.dataset import QuadStore
+from views.dataset import ANY_NAMED, QuadStore
 from views.expr import truth, try_evaluate
 from views.kset import KSet, add_into, compatible, mu
 
@@ -26,18 +26,15 @@ def evaluate(p: A.Pattern, ds: QuadStore, bind: Mapping[str, Identifier] | None 
     return _Evaluator(ds).run(p, dict(bind or {}))
 
 
-def exists_fn(ds: QuadStore):  # type: ignore[no-untyped-def]
-    """The EXISTS callback for ``views.expr`` over ``ds``."""
-    return _Evaluator(ds).exists
-
-
 class _Evaluator:
     def __init__(self, ds: QuadStore) -> None:
         self.ds = ds
         self.active: Identifier | None = None
-        self.exists = lambda pattern, m: bool(self.run(pattern, dict(m)))
 
-    def run(self, p: A.Pattern, bind: dict) -> KSet:
+    def exists(self, pattern: A.Pattern, m: Mapping[str, Identifier]) -> bool:
+        return bool(self.run(pattern, dict(m)))
+
+    def run(self, p: A.Pattern, bind: dict[str, Identifier]) -> KSet:
         match p:
             case A.BGP():
                 return self._bgp(p, bind)
@@ -61,8 +58,11 @@ class _Evaluator:
             case A.Minus():
                 return self._minus(p, bind)
             case A.Project():
-                return project(self.run(p.p, {k: v for k, v in bind.items() if k in p.vars}),
-                               p.vars)
+                inner = self.run(p.p, {k: v for k, v in bind.items() if k in p.vars})
+                out: KSet = {}
+                for m, k in inner.items():
+                    add_into(out, [(mu({v: t for v, t in m if v in p.vars}), k)])
+                return out
             case A.Distinct():
                 return {m: 1 for m, k in self.run(p.p, bind).items() if k > 0}
             case A.Group():
@@ -98,14 +98,17 @@ class _Evaluator:
             self.active = saved
         return out
 
-    def _bgp(self, p: A.BGP, bind: dict) -> KSet:
-        tps = [tp if tp.g is not None or self.active is None else replace(tp, g=self.active)
-               for tp in p.triples]
-        names = A.triple_vars(tps)
-        start = {k: v for k, v in bind.items() if k in names}
+    def _bgp(self, p: A.BGP, bind: dict[str, Identifier]) -> KSet:
+        """Every way to match the triple patterns one after another (§18.3)."""
+        partial: list[dict[str, Identifier]] = [
+            {k: v for k, v in bind.items() if k in A.triple_vars(p.triples)}]
+        for tp in p.triples:
+            g = tp.g if tp.g is not None else self.active
+            partial = [ext for sol in partial for quad in self.ds.match(*_lookup(g, tp, sol))
+                       if (ext := _extend(g, tp, quad, sol)) is not None]
         out: KSet = {}
-        for m, k in join_patterns(tps, [self.ds] * len(tps), [(start, 1)])[0]:
-            add_into(out, [(mu(m), k)])
+        for sol in partial:
+            add_into(out, [(mu(sol), 1)])
         return out
 
     def _extend(self, p: A.Extend, bind: dict) -> KSet:
@@ -143,18 +146,24 @@ class _Evaluator:
         left, right = self.run(p.left, bind), self.run(p.right, bind)
         rights = [dict(m) for m in right]
         return {m: k for m, k in left.items()
-                if not any(minus_blocks(dict(m), r, p.graph_var) for r in rights)}
+                if not any(_removes(dict(m), r, p.graph_var) for r in rights)}
 
-    def _group(self, p: A.Group, bind: dict) -> KSet:
+    def _group(self, p: A.Group, bind: dict[str, Identifier]) -> KSet:
+        """SPARQL 1.1 §18.5 Group and Aggregation: one solution per group,
+        binding its key variables and the aggregates' values."""
         groups: dict[tuple, list[tuple[dict, int]]] = {}
         for m, k in self.run(p.p, {}).items():
             d = dict(m)
-            groups.setdefault(group_key(p, d), []).append((d, k))
+            groups.setdefault(tuple(try_evaluate(e, d) for e in p.keys), []).append((d, k))
         if not groups and not p.keys:
             groups[()] = []
         out: KSet = {}
         for key, rows in groups.items():
-            row = group_row(p, key, rows, self.exists)
+            row = {e.name: v for e, v in zip(p.keys, key) if isinstance(e, A.Var) and v is not None}
+            for agg in p.aggregates:
+                value = compute(agg, rows, self.exists)
+                if value is not None:
+                    row[agg.var] = value
             if compatible(row, bind):
                 add_into(out, [(mu(row), 1)])
         return out
@@ -172,35 +181,34 @@ def join(a: KSet, b: KSet) -> KSet:
     return out
 
 
-def project(r: KSet, names: tuple[str, ...]) -> KSet:
-    """K-set Project (paper §3.2): annotations of equal projections summed."""
-    keep = set(names)
-    out: KSet = {}
-    for m, k in r.items():
-        add_into(out, [(frozenset(x for x in m if x[0] in keep), k)])
+def _removes(left: dict, right: dict, graph_var: str | None) -> bool:
+    """MINUS (§18.5): μ2 removes μ1 when they are compatible and share a
+    variable (a pushed-down GRAPH variable is not shared)."""
+    shared = (set(left) & set(right)) - {graph_var}
+    return bool(shared) and all(left[v] == right[v] for v in shared)
+
+
+def _lookup(g: object, tp: A.TriplePattern, sol: Mapping[str, Identifier]) -> tuple:
+    """The (g, s, p, o) lookup of ``tp`` under ``sol`` in graph slot ``g``."""
+    def value(x: object) -> object:
+        return sol.get(x) if isinstance(x, str) and A.is_var(x) else x  # type: ignore[arg-type]
+
+    graph = value(g)
+    if g is not None and graph is None:
+        graph = ANY_NAMED
+    elif graph is not None and graph is not ANY_NAMED and not isinstance(graph, URIRef):
+        graph = URIRef("urn:podviews:reference:no-graph")  # a literal names no graph
+    return (graph, value(tp.s), value(tp.p), value(tp.o))
+
+
+def _extend(g: object, tp: A.TriplePattern, quad: tuple,
+            sol: dict[str, Identifier]) -> dict[str, Identifier] | None:
+    """``sol`` extended so that ``tp`` (in graph slot ``g``) matches ``quad``."""
+    out = dict(sol)
+    for slot, term in zip((g, tp.s, tp.p, tp.o), quad):
+        if isinstance(slot, str) and A.is_var(slot):
+            if out.setdefault(slot, term) != term:
+                return None
+        elif slot is not None and slot != term:
+            return None
     return out
-
-
-def minus_blocks(left: dict, right: dict, graph_var: str | None = None) -> bool:
-    """μ2 removes μ1 in MINUS: compatible and sharing a variable (§18.5); a
-    pushed-down GRAPH variable does not count as shared."""
-    return bool(left.keys() & right.keys() - {graph_var}) and compatible(left, right)
-
-
-def group_key(p: A.Group, d: dict) -> tuple:  # type: ignore[type-arg]
-    return tuple(try_evaluate(e, d) for e in p.keys)
-
-
-def group_row(p: A.Group, key: tuple, rows: list[tuple[dict, int]], exists) -> dict:  # type: ignore[no-untyped-def]
-    """The one solution of a group: its key variables and aggregate values."""
-    row: dict = {}
-    for e, v in zip(p.keys, key):
-        if isinstance(e, A.Var) and v is not None:
-            row[e.name] = v
-    for agg in p.aggregates:
-        v = compute(agg, rows, exists)
-        if v is not None:
-            row[agg.var] = v
-    return row
-
-

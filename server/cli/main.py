@@ -312,10 +312,10 @@ def _print_rows(title: str, rows: list, as_json: bool) -> None:  # type: ignore[
 def _consistency(url: str) -> int:
     import sqlalchemy as sa
 
-    from server.maintenance.jobs import consistency
+    from server.maintenance.verify import consistency
+    from storage.catalog import snapshot
 
-    with sa.create_engine(url).connect().execution_options(
-            isolation_level="REPEATABLE READ") as conn:
+    with snapshot(sa.create_engine(url)) as conn:
         report = consistency(conn)
     for view, name, differ in report:
         print(f"view {view} ({name}): {'ok' if not differ else f'{differ} mappings drifted'}")

@@ -1,10 +1,13 @@
-"""The maintenance pipeline: view registration, and the jobs a worker runs.
+"""The jobs a worker runs, each in one REPEATABLE READ transaction: the
+snapshot holds a prefix of the change log (writers commit in sequence order)
+and the pods' graphs at its last change, so ΔG for the view is the net of
+the changes after its watermark, and the state, the watermark and the job's
+completion commit together — a crash anywhere loses and double-counts
+nothing (design notes 7 and 8).
 
-Every job runs in one REPEATABLE READ transaction: the snapshot holds a prefix
-of the change log (writers commit in sequence order) and the pods' graphs at
-its last change, so ΔG for the view is the net of the changes after its
-watermark, and the state, the watermark and the job's completion commit
-together — a crash anywhere loses and double-counts nothing.
+Every job first checks the view's plan: state computed with a plan whose
+fingerprint differs from the one the running code builds is rebuilt, never
+maintained (``backfill`` with a note in the view's status).
 """
 
 from __future__ import annotations
@@ -12,158 +15,60 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from enum import StrEnum
 
 import sqlalchemy as sa
-from rdflib import URIRef
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Row
 
-from server.executors.spark import job as spark_exec
+from server.executors import sql
 from server.executors.spark.render import NotOnSpark
-from storage import queue, terms, views_repo
+from server.maintenance.plans import ENGINE
+from server.maintenance.router import Router
+from storage import changes, consents, krel, pods_graph, queue, views_repo
 from storage.db import transient
-from storage.krel import Codec, PgRel, PodsGraph, tables_by_node, view_tables
-from views import relevance
-from views.compile import Compiled, compile_query
-from views.dataset import Delta
-from views.errors import UnsupportedFeature
-from views.kset import KSet
-from views.maintain import Maintainer
-from views.reference import evaluate
+from views.compile import compiled
+from views.plan import Plan
 
-log = logging.getLogger("podviews.pipeline")
+log = logging.getLogger("podviews.maintenance")
+
+
+class JobKind(StrEnum):
+    BACKFILL = "backfill"  # the view's state from scratch (registration, rebuild)
+    APPLY_CHANGES = "apply_changes"  # the changes after its watermark
+    GRANT = "grant"  # a consented pod enters the view
+    REVOKE = "revoke"  # a pod whose consent was revoked leaves it
+    VERIFY = "verify"  # the state checked against a from-scratch evaluation
 
 
 class Busy(Exception):
     """Another worker holds the view; the job waits for its turn."""
 
 
-def register_view(conn: Connection, consumer: int, name: str, query: str) -> int:
-    """Check the query, store the view and enqueue its backfill, in the
-    caller's transaction."""
-    compiled = compile_query(query)
-    if _uses_named_graphs(compiled.pattern):
-        raise UnsupportedFeature("GRAPH in a view over pods (named graphs are not exposed yet)")
-    wanted = relevance.predicates(compiled.query)
-    ids = None if wanted is None else sorted(terms.intern(conn, map(URIRef, wanted)).values())
-    view = views_repo.create_view(conn, consumer, name, query, ids)
-    queue.enqueue(conn, "backfill", view)
-    return view
+class Drift(Exception):
+    """A view differs from its from-scratch evaluation."""
 
 
-def _uses_named_graphs(pattern: object) -> bool:
-    from views import algebra as A
-
-    def walk(p: A.Pattern) -> bool:
-        if isinstance(p, A.GraphNames) or isinstance(p, A.BGP) and any(
-                t.g is not None for t in p.triples):
-            return True
-        return any(walk(c) for c in A.children(p))
-
-    return walk(pattern)  # type: ignore[arg-type]
-
-
-def grant(conn: Connection, pod: int, consumer: int, view: int | None = None,
-          actor: str = "admin") -> int:
-    """Consent of ``pod`` for a consumer's views (or one): recorded now, applied
-    to each view by a grant job."""
-    cid, views = views_repo.grant(conn, pod, consumer, view, actor)
-    at = views_repo.last_seq(conn)  # min_seq readers wait for the grant from here on
-    queue.enqueue_many(conn, "grant", views, {"consent": cid, "seq": at})
-    return cid
-
-
-def revoke(conn: Connection, consent: int, actor: str = "admin") -> None:
-    """Revocation: each view the consent reached loses the pod in a revoke job."""
-    at = views_repo.last_seq(conn)
-    queue.enqueue_many(conn, "revoke", views_repo.revoke(conn, consent, actor),
-                       {"consent": consent, "seq": at})
-
-
-def changed(conn: Connection, pod: int, seq: int) -> None:
-    """After a write to ``pod`` (same transaction): wake the views reading it
-    that the change can change (``views.relevance``). The others' watermarks
-    stay where they are: they reflect the change already."""
-    queue.enqueue_many(conn, "apply_changes", views_repo.views_reading(conn, pod, seq),
-                       {"seq": seq})
-
-
-@functools.lru_cache(maxsize=1024)
-def compiled(query: str) -> Compiled:
-    """Compiled view definitions, kept by the worker process (parsing costs
-    ~0.2 s; a compiled query is immutable)."""
-    return compile_query(query)
-
-
-def _maintainer(conn: Connection, view_row, backfill: bool,  # type: ignore[no-untyped-def]
-                progress=None, pods: list[int] | None = None,
-                tables: dict | None = None) -> tuple[Maintainer, PodsGraph]:  # type: ignore[type-arg]
-    """The view's delta program over its state; ``pods``: the pods it reads,
-    ``tables``: its K-relation tables (``state.view_tables``; both looked up
-    when not given)."""
-    codec = Codec(conn)
-    graph = PodsGraph(conn, codec, views_repo.readable_pods(conn, view_row.id)
-                      if pods is None else pods)
-    program = compiled(view_row.query)
-    if tables is None:
-        tables = view_tables(conn, view_row.id)
-    m = Maintainer(program.query.pattern, graph,
-                   relations=lambda i: PgRel(conn, codec, view_row.id, i,  # type: ignore[arg-type,return-value]
-                                             tables.get(i, {})),
-                   backfill=backfill, progress=progress)
-    return m, graph
-
-
-def _progress_reporter(conn: Connection, job_id: int):  # type: ignore[no-untyped-def]
-    """Progress written on a connection of its own, visible while the job's
-    transaction is still open."""
-    engine = conn.engine
-
-    def report(done: int, total: int) -> None:
-        with engine.begin() as side:
-            queue.report_progress(side, job_id, done, total, "view nodes backfilled")
-
-    return report
-
-
-def view_delta(conn: Connection, graph: PodsGraph, after: int, upto: int,
-               predicates: list[int] | None = None) -> Delta:
-    """ΔG of the view's input over (after, upto]: set-membership changes of the
-    union of its pods (decision 5); only those with one of ``predicates``
-    when given (the view's, note 24: no other triple can match its patterns)."""
-    rows = views_repo.net_changes(conn, graph.pods, after, upto, predicates)
-    names = graph.codec.decode(x for r in rows for x in (r.s, r.p, r.o))
-    delta: Delta = {}
-    for r in rows:
-        now, before = r.holders > 0, r.holders - r.net > 0
-        if now != before:
-            delta[(None, names[r.s], names[r.p], names[r.o])] = 1 if now else -1
-    return delta
+Outcome = tuple[str, int | None]  # the executor that did the work, its size in triples
 
 
 @dataclass(frozen=True)
-class Router:
-    """Picks a job's executor (decision 4): Spark when the work — triples in
-    the view's input, the pod entering or leaving, or the batch — reaches
-    ``threshold`` and Spark is installed, else SQL. ``mode`` "sql" or "spark"
-    forces one; forced Spark fails a job whose plan it cannot run, auto
-    falls back to SQL."""
+class Run:
+    """One job on one view, in the job's transaction: the view's row locked,
+    with what the job reads next (``upto``, ``pods``, ``tables``)."""
 
-    mode: str = "auto"
-    threshold: int = 100_000
-    spark: spark_exec.SparkConfig = field(default_factory=spark_exec.SparkConfig)
+    conn: Connection
+    job: queue.Job
+    view: Row
+    plan: Plan
+    router: Router
 
-    def pick(self, work: int | Callable[[], int]) -> str:
-        """``work``: its size, or a function measuring it (called only when
-        the size decides)."""
-        if self.mode in ("sql", "spark"):
-            return self.mode
-        if self.mode != "auto":
-            raise ValueError(f"unknown executor {self.mode!r} (sql, spark or auto)")
-        if not spark_exec.available():
-            return "sql"
-        size = work() if callable(work) else work
-        return "spark" if size >= self.threshold else "sql"
+    @property
+    def upto(self) -> int:
+        return int(self.view.upto)
+
+    def tables(self) -> dict[str, krel.NodeTables]:
+        return krel.by_node(self.view.tables)
 
 
 def run_one(engine: sa.Engine, worker: str, router: Router = Router()) -> bool:
@@ -180,7 +85,7 @@ def run_one(engine: sa.Engine, worker: str, router: Router = Router()) -> bool:
             conn.rollback()
             return False
         try:
-            executor, triples = _run(conn, job, router)
+            executor, triples = run(conn, job, router)
             queue.finish(conn, job, executor, triples)
             conn.commit()
             return True
@@ -195,156 +100,160 @@ def run_one(engine: sa.Engine, worker: str, router: Router = Router()) -> bool:
             return True
 
 
-class Drift(Exception):
-    """A view differs from its from-scratch evaluation."""
-
-
-def _run(conn: Connection, job: queue.Job, router: Router) -> tuple[str, int | None]:
+def run(conn: Connection, job: queue.Job, router: Router) -> Outcome:
     """Run the job: the executor that did the work ("sql", "spark", or
-    "none") and the job's work in triples (None when it did none): ΔG for
-    changes, the pods' triples for a backfill, a verify or a pod moving in or
-    out; measured at most once (``functools.cache``), since the router may
-    weigh it first (``podviews_job_triples``)."""
+    "none") and the job's work in triples (None when it did none)."""
     assert job.view_id is not None
     row = views_repo.lock_view(conn, job.view_id)
     if row is None:
         raise Busy()
-    upto = row.upto
-    if job.kind == "backfill":
-        views_repo.adopt_consents(conn, row.id, upto)
-        pods = views_repo.readable_pods(conn, row.id)
-        progress = _progress_reporter(conn, job.id)
-        size = functools.cache(lambda: views_repo.triple_count(conn, pods))
-        on_spark = _on_spark(conn, router, row, pods, size, progress=progress) is not None
-        if not on_spark:  # a view Spark refused has no tables from it
-            _maintainer(conn, row, backfill=True, progress=progress, pods=pods,
-                        tables=tables_by_node(row.tables))
-        views_repo.set_state(conn, row.id, "ready", upto)
-        return ("spark" if on_spark else "sql"), size()
-    if row.status == "backfilling":
+    r = Run(conn, job, row, compiled(row.query).plan, router)
+    kind = JobKind(job.kind)
+    if kind is not JobKind.BACKFILL and row.plan_fingerprint not in (None, r.plan.fingerprint):
+        return backfill(r)  # the plan changed under the view: rebuilt, never maintained
+    if kind is not JobKind.BACKFILL and row.status in ("backfilling", "rebuilding"):
         return "none", None  # the backfill will see the data and consents as they are then
-    if job.kind not in ("apply_changes", "grant", "revoke", "verify"):
-        raise ValueError(f"unknown job kind {job.kind}")
-    consent = int(job.payload["consent"]) if job.kind in ("grant", "revoke") else None
-    move = _consent_move(conn, consent, row.id, job.kind, upto) if consent is not None else None
-    # a consent move may have just marked its consent: read the pods again then
-    before = list(row.pods) if consent is None else views_repo.readable_pods(conn, row.id)
+    return HANDLERS[kind](r)
+
+
+# ------------------------------------------------------------ handlers
+
+
+def backfill(r: Run) -> Outcome:
+    """The view's state from scratch at ``upto``, over the pods it may read
+    then; a view whose state was computed with another plan has its tables
+    dropped first and says so in its status."""
+    view, plan = r.view, r.plan
+    if r.job.payload.get("rebuild") and view.status == "ready" and \
+            view.plan_fingerprint == plan.fingerprint:
+        return "none", None  # rebuilt already (by a job that found the plan changed)
+    note = None
+    if view.plan_fingerprint is not None and view.plan_fingerprint != plan.fingerprint:
+        note = (f"rebuilt at change {r.upto}: the engine's plan for this view changed "
+                f"(fingerprint {view.plan_fingerprint[:12]} → {plan.fingerprint[:12]})")
+    elif view.status == "rebuilding":
+        note = f"rebuilt at change {r.upto}: {view.status_note or 'its state was rebuilt'}"
+    krel.drop_all(r.conn, view.id)
+    consents.adopt_consents(r.conn, view.id, r.upto)
+    pods = consents.readable_pods(r.conn, view.id)
+    progress = _progress_reporter(r.conn, r.job.id)
+    size = functools.cache(lambda: pods_graph.triple_count(r.conn, pods))
+    on_spark = _on_spark(r, pods, size, progress=progress) is not None
+    if not on_spark:
+        sql.program(r.conn, view.id, plan, pods, {}, backfill=True, progress=progress)
+    views_repo.built(r.conn, view.id, r.upto, plan.fingerprint, plan.root.id, ENGINE, note)
+    return ("spark" if on_spark else "sql"), size()
+
+
+def apply_changes(r: Run) -> Outcome:
+    """The changes of the view's pods after its watermark, up to ``upto``."""
+    pods = list(r.view.pods)
+    return _maintain(r, pods, pods, lambda: changes.change_count(
+        r.conn, pods, r.view.watermark, r.upto, r.view.predicates))
+
+
+def consent_move(r: Run) -> Outcome:
+    """A grant or revoke: the changes up to ``upto`` over the pods the view
+    read until now, then the pod entering or leaving (decision 6)."""
+    consent = int(r.job.payload["consent"])
+    move = _consent_move(r, consent)
+    before = consents.readable_pods(r.conn, r.view.id)  # the move may have marked its consent
     pods = before if move is None else \
         sorted(set(before) - {move[0]} | ({move[0]} if move[1] else set()))
 
-    @functools.cache
     def work() -> int:
-        if job.kind == "verify":
-            return views_repo.triple_count(conn, pods)
-        moved = views_repo.triple_count(conn, [move[0]]) if move is not None else 0
-        return moved + views_repo.change_count(conn, before, row.watermark, upto,
-                                               row.predicates)
+        moved = pods_graph.triple_count(r.conn, [move[0]]) if move is not None else 0
+        return moved + changes.change_count(r.conn, before, r.view.watermark, r.upto,
+                                            r.view.predicates)
 
-    changed = _on_spark(conn, router, row, pods, work, dry_run=job.kind == "verify")
-    if changed is None:
-        _run_sql(conn, row, job.kind, move, upto, before)
-    elif job.kind == "verify":
-        if changed:
-            raise Drift(f"view {row.id}: {changed} stored rows differ from scratch")
-        return "spark", work()
-    else:
-        views_repo.advance(conn, row.id, row.status, upto)
+    outcome = _maintain(r, before, pods, work, move)
     if move is not None:
-        views_repo.mark_consent(conn, int(consent),  # type: ignore[arg-type]
-                                row.id, "granted_seq" if move[1] else "revoked_seq", upto)
-    return ("sql" if changed is None else "spark"), work()
+        consents.mark_consent(r.conn, consent, r.view.id,
+                              "granted_seq" if move[1] else "revoked_seq", r.upto)
+    return outcome
 
 
-def _on_spark(conn: Connection, router: Router, row, pods: list[int],  # type: ignore[no-untyped-def]
-              work: Callable[[], int],
-              dry_run: bool = False, progress=None) -> int | None:
+def verify(r: Run) -> Outcome:
+    """The stored state compared with a from-scratch evaluation (after
+    catching up); a difference fails the job."""
+    pods = list(r.view.pods)
+    return _maintain(r, pods, pods, lambda: pods_graph.triple_count(r.conn, pods),
+                     verify=True)
+
+
+HANDLERS: dict[JobKind, Callable[[Run], Outcome]] = {
+    JobKind.BACKFILL: backfill, JobKind.APPLY_CHANGES: apply_changes,
+    JobKind.GRANT: consent_move, JobKind.REVOKE: consent_move, JobKind.VERIFY: verify}
+
+
+def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int],
+              move: tuple[int, bool] | None = None, verify: bool = False) -> Outcome:
+    """Bring the view to ``upto`` on the executor the router picks: on SQL,
+    the changes over ``before`` (the pods it read until now), then the pod
+    moving; on Spark, every node evaluated over ``pods`` and replaced."""
+    size = functools.cache(work)
+    changed = _on_spark(r, pods, size, dry_run=verify)
+    if changed is not None:
+        if verify and changed:
+            raise Drift(f"view {r.view.id}: {changed} stored rows differ from scratch")
+        if not verify:
+            views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
+        return "spark", size()
+    m, graph = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before, r.view.watermark,
+                            r.upto, r.view.predicates)
+    if r.upto > r.view.watermark:
+        views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
+    if move is not None:
+        sql.enter_or_leave(r.conn, m, graph, *move)
+    if verify:
+        got, want = m.result, sql.scratch(r.conn, r.plan, pods)
+        if got != want:
+            raise Drift(f"view {r.view.id}: {len(set(got.items()) ^ set(want.items()))} "
+                        "annotated mappings differ from scratch")
+    return "sql", size()
+
+
+def _on_spark(r: Run, pods: list[int], work: Callable[[], int], dry_run: bool = False,
+              progress: Callable[[int, int], None] | None = None) -> int | None:
     """Run the job on Spark when the router says so: the number of stored
     rows that changed, or None when the SQL executor is to run it."""
-    if router.pick(work) != "spark":
+    if r.router.pick(work) != "spark":
         return None
+    from server.executors.spark.job import refresh
+
     try:
-        return spark_exec.refresh(conn, row.id, compiled(row.query).query.pattern, pods,
-                                  router.spark, dry_run=dry_run, progress=progress)
+        return refresh(r.conn, r.view.id, r.plan, pods, r.router.spark, dry_run=dry_run,
+                       progress=progress)
     except NotOnSpark as e:
-        if router.mode == "spark":
+        if r.router.mode == "spark":
             raise
-        log.info("view %s stays on the SQL executor: %s", row.id, e.feature)
+        log.info("view %s stays on the SQL executor: %s", r.view.id, e.feature)
         return None
 
 
-def _run_sql(conn: Connection, row, kind: str,  # type: ignore[no-untyped-def]
-             move: tuple[int, bool] | None, upto: int, pods: list[int]) -> None:
-    m, graph = _catch_up(conn, row, upto, pods)
-    if move is not None:
-        _enter_or_leave(conn, m, graph, *move)
-    elif kind == "verify":
-        got, want = dict(m.root.out.rows), scratch(conn, row.id)
-        if got != want:
-            raise Drift(f"view {row.id}: {len(set(got.items()) ^ set(want.items()))} "
-                        "annotated mappings differ from scratch")
-
-
-def _catch_up(conn: Connection, row, upto: int,  # type: ignore[no-untyped-def]
-              pods: list[int]) -> tuple[Maintainer, PodsGraph]:
-    """Apply the changes after the view's watermark, up to ``upto``, to the
-    view over ``pods`` (those it read until now)."""
-    m, graph = _maintainer(conn, row, backfill=False, pods=pods,
-                           tables=tables_by_node(row.tables))  # read with the lock
-    if upto > row.watermark:
-        m.apply(view_delta(conn, graph, row.watermark, upto, row.predicates))
-        views_repo.advance(conn, row.id, row.status, upto)
-    return m, graph
-
-
-def _consent_move(conn: Connection, consent: int, view: int, kind: str,
-                  upto: int) -> tuple[int, bool] | None:
+def _consent_move(r: Run, consent: int) -> tuple[int, bool] | None:
     """(pod, entering) when the grant or revoke job has a pod to move into or
     out of the view; None when it was applied already (e.g. by the
     backfill), revoked meanwhile, or never applied."""
-    state = views_repo.consent_view(conn, consent, view)
+    state = consents.consent_view(r.conn, consent, r.view.id)
     if state is None:
         return None
-    entering = kind == "grant"
+    entering = r.job.kind == JobKind.GRANT
     if entering and (state.granted_seq is not None or state.revoked_at is not None):
         return None
     if not entering and (state.granted_seq is None or state.revoked_seq is not None):
-        views_repo.mark_consent(conn, consent, view, "revoked_seq", upto)
+        consents.mark_consent(r.conn, consent, r.view.id, "revoked_seq", r.upto)
         return None
     return int(state.pod_id), entering
 
 
-def _enter_or_leave(conn: Connection, m: Maintainer, graph: PodsGraph, pod: int,
-                    entering: bool) -> None:
-    """A pod enters (grant) or leaves (revoke) the view: ±ΔG of the triples
-    no other readable pod holds (decision 6: consent is data)."""
-    others = [p for p in graph.pods if p != pod]
-    rows = views_repo.pod_entry(conn, pod, others)
-    names = graph.codec.decode(x for r in rows for x in (r.s, r.p, r.o))
-    sign = 1 if entering else -1
-    delta: Delta = {(None, names[r.s], names[r.p], names[r.o]): sign for r in rows}
-    after = PodsGraph(conn, graph.codec, sorted(set(others) | ({pod} if entering else set())))
-    m.apply(delta, after)
+def _progress_reporter(conn: Connection, job_id: int) -> Callable[[int, int], None]:
+    """Progress written on a connection of its own, visible while the job's
+    transaction is still open."""
+    engine = conn.engine
 
+    def report(done: int, total: int) -> None:
+        with engine.begin() as side:
+            queue.report_progress(side, job_id, done, total, "view nodes backfilled")
 
-def read_view(conn: Connection, view: int) -> KSet:
-    """The view's current K-set (its root node's relation)."""
-    row = conn.execute(sa.text("SELECT id, query FROM views WHERE id = :v"), {"v": view}).one()
-    m, _ = _maintainer(conn, row, backfill=False)
-    return dict(m.root.out.rows)
-
-
-def scratch(conn: Connection, view: int) -> KSet:
-    """The view evaluated from scratch on the current data of the pods it reads."""
-    row = conn.execute(sa.text("SELECT id, query FROM views WHERE id = :v"), {"v": view}).one()
-    graph = PodsGraph(conn, Codec(conn), views_repo.readable_pods(conn, view))
-    return evaluate(compiled(row.query).query.pattern, graph)
-
-
-def consistency(conn: Connection) -> list[tuple[int, str, int]]:
-    """Every view recomputed from scratch: (view, name, annotated mappings that
-    differ); 0 everywhere means no drift."""
-    out = []
-    for v in conn.execute(sa.text("SELECT id, name FROM views WHERE status = 'ready' ORDER BY id")):
-        got, want = read_view(conn, v.id), scratch(conn, v.id)
-        out.append((v.id, v.name, len(set(got.items()) ^ set(want.items()))))
-    return out
+    return report

@@ -1,6 +1,7 @@
-"""``podviews worker``: claims jobs, runs them, sleeps on LISTEN/NOTIFY when
-the queue is empty, and stops cleanly on SIGTERM (the running job finishes
-or rolls back as a whole)."""
+"""``podviews worker``: checks the views' plans against the running engine
+(``plans.reconcile``), then claims jobs, runs them, sleeps on LISTEN/NOTIFY
+when the queue is empty, and stops cleanly on SIGTERM (the running job
+finishes or rolls back as a whole)."""
 
 from __future__ import annotations
 
@@ -11,23 +12,25 @@ import threading
 
 import sqlalchemy as sa
 
-from server.maintenance import jobs as pipeline
+from server.maintenance import jobs, plans
+from server.maintenance.router import Router
 from storage.queue import Waker
 
 log = logging.getLogger("podviews.worker")
 
 
 def run(url: str, name: str | None = None, stop: threading.Event | None = None,
-        idle_wait: float = 1.0, router: pipeline.Router | None = None) -> None:
+        idle_wait: float = 1.0, router: Router | None = None) -> None:
     stop = stop or threading.Event()
     name = name or f"{socket.gethostname()}:{os.getpid()}"
     engine = sa.create_engine(url, connect_args={"application_name": f"podviews-worker:{os.getpid()}"})
     waker = Waker(url)
     log.info("worker %s started", name)
     try:
+        plans.reconcile(engine)
         while not stop.is_set():
             try:
-                ran = pipeline.run_one(engine, name, router or pipeline.Router())
+                ran = jobs.run_one(engine, name, router or Router())
             except sa.exc.SQLAlchemyError:  # the database away for a moment: keep going
                 log.exception("worker %s: claiming a job failed", name)
                 ran = False
@@ -37,6 +40,3 @@ def run(url: str, name: str | None = None, stop: threading.Event | None = None,
         waker.close()
         engine.dispose()
         log.info("worker %s stopped", name)
-
-
-

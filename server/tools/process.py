@@ -39,7 +39,7 @@ def serving(env: dict[str, str], log: IO[bytes] | None = None,
     port = free_port()
     base_env = os.environ if inherit else {k: v for k, v in os.environ.items()
                                            if not k.startswith("PODVIEWS_")}
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli.main.main", "serve"],
+    proc = subprocess.Popen([sys.executable, "-m", "server.cli.main", "serve"],
                             env={**base_env, "PODVIEWS_PORT": str(port), **env},
                             stdout=log or subprocess.PIPE, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -55,7 +55,7 @@ def serving(env: dict[str, str], log: IO[bytes] | None = None,
 def working(env: dict[str, str], count: int, log: IO[bytes] | None = None) -> Iterator[None]:
     """``count`` `podviews worker` processes with these PODVIEWS_* settings,
     stopped (SIGTERM) on exit."""
-    procs = [subprocess.Popen([sys.executable, "-m", "server.cli.main.main", "worker"],
+    procs = [subprocess.Popen([sys.executable, "-m", "server.cli.main", "worker"],
                               env={**os.environ, **env}, stdout=log or subprocess.DEVNULL,
                               stderr=subprocess.STDOUT) for _ in range(count)]
     try:

@@ -24,7 +24,8 @@ from views import algebra as A
 from views.compile import compile_query
 from views.dataset import Dataset
 from views.errors import EngineError, UnsupportedFeature
-from views.maintain import Maintainer
+from views.interpret import Maintainer
+from views.plan import plan_of
 from views.reference import evaluate
 from views.results import ask, solutions
 from views.terms import ExprError, numeric_type, numeric_value
@@ -159,7 +160,7 @@ def _load(path: Path) -> list[tuple]:
 
 def _incremental(q: A.Query, quads: list[tuple], rng: random.Random) -> dict:
     ds = Dataset()
-    view = Maintainer(q.pattern, ds)
+    view = Maintainer(plan_of(q.pattern), ds)
     for batch, sign in _steps(quads, rng):
         view.apply(ds.apply((qd, sign) for qd in batch))
         scratch = evaluate(q.pattern, ds)
@@ -188,8 +189,8 @@ class _SqlHarness:
     def __init__(self, url: str | None, executor: str = "sql") -> None:
         import sqlalchemy as sa
 
-        from server.executors.spark.job import SparkConfig
-        from server.maintenance.jobs import Router
+        from server.executors.spark.config import SparkConfig
+        from server.maintenance.router import Router
         from storage.migrate import upgrade
 
         self.router = Router(mode=executor, spark=SparkConfig(codegen=False))
@@ -202,8 +203,9 @@ class _SqlHarness:
 
     def incremental(self, test_id: str, text: str, base: str, q: A.Query,
                     quads: list[tuple], rng: random.Random) -> dict:
-        from server.maintenance import jobs as pipeline
-        from storage import pods
+        from server.api.consents.service import record_grant
+        from server.api.views.service import register_view
+        from storage import catalog, pods
 
         if any(qd[0] is not None for qd in quads):
             raise UnsupportedFeature("named graphs in the pipeline")
@@ -214,11 +216,11 @@ class _SqlHarness:
             consumer = pods.create_agent(c, f"urn:w3c:consumer:{tag}", "consumer",
                                          f"c{tag}".encode())
             pod = pods.create_pod(c, f"w3c-{tag}", owner)
-            pipeline.grant(c, pod, consumer)
-            view = pipeline.register_view(c, consumer, test_id, _absolute(text, base))
+            record_grant(c, pod, consumer)
+            view = register_view(c, consumer, test_id, _absolute(text, base))
         self._drain(view)
         with self.engine.connect() as c:
-            got = pipeline.read_view(c, view)  # the backfill over no data
+            got = catalog.view_results(c, view)  # the backfill over no data
         current: set[tuple] = set()
         ds = Dataset()
         for batch, sign in _steps(quads, rng):
@@ -227,11 +229,10 @@ class _SqlHarness:
             current = current | {qd[1:] for qd in batch} if sign > 0 else \
                 current - {qd[1:] for qd in batch}
             with self.engine.begin() as c:
-                seq = pods.put_resource(c, pod, "data", current)
-                pipeline.changed(c, pod, seq)
+                pods.put_resource(c, pod, "data", current)
             self._drain(view)
             with self.engine.connect() as c:
-                got = pipeline.read_view(c, view)
+                got = catalog.view_results(c, view)
             scratch = evaluate(q.pattern, ds)
             if got != scratch:
                 raise AssertionError(f"pipeline view differs from scratch after a batch of "
@@ -241,9 +242,9 @@ class _SqlHarness:
     def _drain(self, view: int) -> None:
         import sqlalchemy as sa
 
-        from server.maintenance import jobs as pipeline
+        from server.maintenance import jobs
 
-        while pipeline.run_one(self.engine, "w3c", self.router):
+        while jobs.run_one(self.engine, "w3c", self.router):
             pass
         with self.engine.connect() as c:
             dead = c.execute(sa.text("SELECT last_error FROM jobs WHERE status <> 'done' "

@@ -8,7 +8,7 @@ import threading
 import pytest
 import sqlalchemy as sa
 from rdflib import Literal, URIRef
-from server.cli.main.main import build_parser, main
+from server.cli.main import build_parser, main
 
 
 def _options(parser: argparse.ArgumentParser, path: str = "podviews"):  # type: ignore[no-untyped-def]
@@ -75,8 +75,9 @@ def _follow(url: str, monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Thread
 
 def test_watch_follows_the_queue_until_it_drains(
         migrated: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from server.maintenance import jobs as pipeline
-    from server.maintenance import worker
+    from server.api.views.service import register_view
+    from server.maintenance import jobs, worker
+    from server.maintenance.router import Router
     from storage import pods
     from tests.maintenance.test_pipeline import QUERIES, setup
 
@@ -86,12 +87,12 @@ def test_watch_follows_the_queue_until_it_drains(
         pods.put_resource(c, pod, "r", {(URIRef("http://ex/a"), URIRef("http://ex/p"),
                                          Literal(1))})
         for name, query in QUERIES.items():
-            pipeline.register_view(c, consumer, name, query)
+            register_view(c, consumer, name, query)
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich draws on the captured stderr as on a terminal
     follower, result = _follow(migrated, monkeypatch)
     stop = threading.Event()
     maintainer = threading.Thread(target=worker.run, args=(migrated,), kwargs={
-        "stop": stop, "idle_wait": 0.1, "router": pipeline.Router(mode="sql")})
+        "stop": stop, "idle_wait": 0.1, "router": Router(mode="sql")})
     maintainer.start()
     follower.join(120)
     stop.set()
@@ -109,7 +110,7 @@ def test_watch_follows_the_queue_until_it_drains(
 
 def test_watch_gives_up_after_its_timeout_and_reports_a_dead_job(
         migrated: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from server.maintenance import jobs as pipeline
+    from server.maintenance import jobs
     from storage import queue
 
     engine = sa.create_engine(migrated)
@@ -118,7 +119,7 @@ def test_watch_gives_up_after_its_timeout_and_reports_a_dead_job(
     assert main(["watch", "--database-url", migrated, "--timeout", "1"]) == 124
     assert "1 jobs still pending" in capsys.readouterr().err
     follower, result = _follow(migrated, monkeypatch)
-    assert pipeline.run_one(engine, "test")  # claims the job and fails it
+    assert jobs.run_one(engine, "test")  # claims the job and fails it
     follower.join(60)
     assert result == [1]
     assert capsys.readouterr().out.startswith("0 jobs done, 1 dead")

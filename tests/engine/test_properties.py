@@ -18,7 +18,7 @@ from tests.engine.grammar import PREFIX, select_query, streams
 from views.compile import compile_query
 from views.dataset import Dataset
 from views.errors import UnsupportedFeature
-from views.maintain import Maintainer
+from views.interpret import Maintainer
 from views.reference import evaluate
 
 EXAMPLES = int(os.environ.get("PODVIEWS_PROPERTY_EXAMPLES", "2000"))
@@ -61,7 +61,7 @@ def _check(query: str, batches: list, in_hypothesis: bool = True) -> None:
         return
     q = compiled.query
     ds, store = Dataset(), ox.Store()
-    view = Maintainer(q.pattern, ds)
+    view = Maintainer(compiled.plan, ds)
     seen_rows = False
     for batch in batches:
         changes = [(to_quad(qd), sign) for sign, qd in batch]

@@ -11,11 +11,12 @@ import pytest
 import sqlalchemy as sa
 from rdflib import Literal, URIRef
 
+from server.api.views.service import register_view
 from server.executors.spark.job import SparkConfig
-from server.maintenance import jobs as pipeline
-from server.maintenance.jobs import Router
+from server.maintenance import jobs, verify
+from server.maintenance.router import Router
 from server.tools import w3c
-from storage import pods
+from storage import catalog, pods
 from tests.maintenance.test_consent import _backfilled_states, _node_states
 from tests.maintenance.test_pipeline import QUERIES, setup
 from tests.tools.test_w3c import SUITE
@@ -50,7 +51,7 @@ def _data(rng: random.Random, n: int) -> set[tuple]:
 
 
 def _drain(engine: sa.Engine, mode: str) -> None:
-    while pipeline.run_one(engine, "test", _router(mode=mode)):
+    while jobs.run_one(engine, "test", _router(mode=mode)):
         pass
     with engine.connect() as c:
         failed = c.execute(sa.text("SELECT kind, last_error FROM jobs WHERE status <> 'done'")).all()
@@ -65,7 +66,7 @@ def views_over_random_data(engine: sa.Engine, rng: random.Random, triples: int,
     current = _data(rng, triples)
     with engine.begin() as c:
         pods.put_resource(c, pod, "r", current)
-        views = {name: pipeline.register_view(c, consumer, name, q) for name, q in queries.items()}
+        views = {name: register_view(c, consumer, name, q) for name, q in queries.items()}
     return pod, current, views
 
 
@@ -81,7 +82,7 @@ def test_spark_state_equals_the_engine_and_sql_continues_from_it(migrated: str) 
         elif step:
             current = set(rng.sample(sorted(current), k=len(current) * 2 // 3)) | _data(rng, 15)
             with engine.begin() as c:
-                pipeline.changed(c, pod, pods.put_resource(c, pod, "r", current))
+                pods.put_resource(c, pod, "r", current)
         _drain(engine, mode)
         for name, view in views.items():
             assert _node_states(engine, view, SPARK_QUERIES[name]) == \
@@ -105,18 +106,18 @@ def test_a_plan_spark_cannot_run_fails_when_forced_and_falls_back_on_auto(migrat
              "FILTER EXISTS { ?y :q ?z OPTIONAL { ?z :r ?w } } }")
     with engine.begin() as c:
         pods.put_resource(c, pod, "r", _data(random.Random(1), 30))
-        view = pipeline.register_view(c, consumer, "q", query)
-    pipeline.run_one(engine, "test", _router(mode="spark"))
+        view = register_view(c, consumer, "q", query)
+    jobs.run_one(engine, "test", _router(mode="spark"))
     with engine.connect() as c:
         error = c.execute(sa.text("SELECT last_error FROM jobs WHERE view_id = :v"),
                           {"v": view}).scalar_one()
         c.execute(sa.text("UPDATE jobs SET run_after = now()"))
         c.commit()
     assert "LeftJoin inside EXISTS" in error
-    while pipeline.run_one(engine, "test", _router(mode="auto", threshold=0)):
+    while jobs.run_one(engine, "test", _router(mode="auto", threshold=0)):
         pass
     with engine.connect() as c:
-        assert pipeline.read_view(c, view) == pipeline.scratch(c, view)
+        assert catalog.view_results(c, view) == verify.scratch(c, view)
 
 
 def test_verification_on_spark_finds_drift(migrated: str) -> None:
@@ -124,7 +125,7 @@ def test_verification_on_spark_finds_drift(migrated: str) -> None:
     pod, consumer = setup(engine)
     with engine.begin() as c:
         pods.put_resource(c, pod, "r", _data(random.Random(3), 30))
-        view = pipeline.register_view(c, consumer, "q", QUERIES["min-max-count"])
+        view = register_view(c, consumer, "q", QUERIES["min-max-count"])
     _drain(engine, "spark")
     with engine.begin() as c:
         from storage import queue
@@ -136,7 +137,7 @@ def test_verification_on_spark_finds_drift(migrated: str) -> None:
                                   "ORDER BY node DESC LIMIT 1"), {"v": view}).scalar_one()
         c.execute(sa.text(f'UPDATE "{table}" SET k = k + 1'))
         queue.enqueue(c, "verify", view)
-    pipeline.run_one(engine, "test", _router(mode="spark"))
+    jobs.run_one(engine, "test", _router(mode="spark"))
     with engine.connect() as c:
         error = c.execute(sa.text("SELECT last_error FROM jobs WHERE kind = 'verify' "
                                   "AND status <> 'done'")).scalar_one()

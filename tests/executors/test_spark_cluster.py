@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from server.maintenance import jobs as pipeline
 from storage import pods
 from tests.executors.test_spark import _data, views_over_random_data
 from tests.maintenance.test_kill import _check, _settle
@@ -96,14 +95,14 @@ def test_a_worker_maintains_views_on_a_spark_cluster(
     rng = random.Random(11)
     pod, current, views = views_over_random_data(engine, rng, 30, CLUSTER_QUERIES)
     worker = subprocess.Popen(
-        [sys.executable, "-m", "server.cli.main.main", "worker", "--database-url", migrated,
+        [sys.executable, "-m", "server.cli.main", "worker", "--database-url", migrated,
          "--executor", "spark", "--spark-master", master_url],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _settle(engine, timeout=300)  # the backfills
         current = set(rng.sample(sorted(current), k=20)) | _data(rng, 10)
         with engine.begin() as c:
-            pipeline.changed(c, pod, pods.put_resource(c, pod, "r", current))
+            pods.put_resource(c, pod, "r", current)
         _settle(engine, timeout=300)  # one batch
     finally:
         worker.send_signal(signal.SIGTERM)

@@ -9,27 +9,30 @@ import random
 import sqlalchemy as sa
 from rdflib import URIRef
 
-from server.maintenance import jobs as pipeline
-from storage import pods
-from storage.krel import Codec, PgRel
+from server.api.consents.service import record_grant, record_revoke
+from server.api.views.service import register_view
+from server.maintenance import verify
+from storage import catalog, krel, pods
+from storage.codec import Codec
+from storage.krel import PgRel
 from tests.maintenance.test_pipeline import QUERIES, _vocab, drain
 from views.compile import compile_query
 from views.dataset import Dataset
-from views.maintain import Maintainer, VirtualBGP
+from views.interpret import Maintainer
 
 
 def _write(engine: sa.Engine, pod: int, rng: random.Random, path: str) -> None:
     nodes, preds, objects = _vocab()
     triples = {(rng.choice(nodes), rng.choice(preds), rng.choice(objects)) for _ in range(10)}
     with engine.begin() as c:
-        pipeline.changed(c, pod, pods.put_resource(c, pod, path, triples))
+        pods.put_resource(c, pod, path, triples)
 
 
 def _node_states(engine: sa.Engine, view: int, query: str) -> list[dict]:
     with engine.connect() as c:
-        codec = Codec(c)
-        m = Maintainer(compile_query(query).query.pattern, Dataset(),
-                       relations=lambda i: PgRel(c, codec, view, i), backfill=False)
+        codec, tables = Codec(c), krel.tables(c, view)
+        m = Maintainer(compile_query(query).plan, Dataset(), backfill=False,
+                       relations=lambda n: PgRel(c, codec, view, n.id, tables.get(n.id, {})))
         return _stored(m)
 
 
@@ -38,14 +41,13 @@ def _backfilled_states(engine: sa.Engine, pod_ids: list[int], query: str) -> lis
     with engine.connect() as c:
         for p in pod_ids:
             ds.apply(((None, *t), 1) for t in pods.default_graph(c, p))
-    m = Maintainer(compile_query(query).query.pattern, ds)
+    m = Maintainer(compile_query(query).plan, ds)
     return _stored(m)
 
 
 def _stored(m: Maintainer) -> list[dict]:
-    """What each node stores; a BGP's output is virtual and stores nothing."""
-    assert all(len(n.out) == 0 for n in m.nodes if isinstance(n.out, VirtualBGP))
-    return [dict(n.out.rows) for n in m.nodes if not isinstance(n.out, VirtualBGP)]
+    """What each stored node holds (a BGP below the root stores nothing)."""
+    return [dict(m.state[n.id].rows) for n in m.plan.nodes if m.plan.stored(n)]
 
 
 def test_grant_then_revoke_leaves_no_trace(migrated: str) -> None:
@@ -58,22 +60,22 @@ def test_grant_then_revoke_leaves_no_trace(migrated: str) -> None:
         shared = (URIRef("http://ex/a"), URIRef("http://ex/p"), URIRef("http://ex/b"))
         for p in (alice, bob):  # one triple both pods hold: it must survive either leaving
             pods.put_resource(c, p, "shared", [shared])
-        consent_alice = pipeline.grant(c, alice, consumer)
-        views = {n: pipeline.register_view(c, consumer, n, q) for n, q in QUERIES.items()}
+        consent_alice, _ = record_grant(c, alice, consumer)
+        views = {n: register_view(c, consumer, n, q) for n, q in QUERIES.items()}
     for i in range(4):
         _write(engine, alice, rng, f"r{i % 2}")
         _write(engine, bob, rng, f"r{i % 2}")
     drain(engine)
     with engine.begin() as c:
-        pipeline.grant(c, bob, consumer)
+        record_grant(c, bob, consumer)
     _write(engine, alice, rng, "r0")
     _write(engine, bob, rng, "r1")
     drain(engine)
     with engine.connect() as c:
         for name, v in views.items():
-            assert pipeline.read_view(c, v) == pipeline.scratch(c, v), name
+            assert catalog.view_results(c, v) == verify.scratch(c, v), name
     with engine.begin() as c:
-        pipeline.revoke(c, consent_alice)
+        record_revoke(c, consent_alice)
     _write(engine, alice, rng, "r1")  # alice keeps writing; no view may see it
     _write(engine, bob, rng, "r0")
     drain(engine)
@@ -89,11 +91,11 @@ def test_a_view_registered_after_consent_sees_the_pod(migrated: str) -> None:
         pod = pods.create_pod(c, "alice", pods.create_agent(c, "urn:a", "owner", b"a"))
         pods.put_resource(c, pod, "x", [(URIRef("http://ex/s"), URIRef("http://ex/p"),
                                          URIRef("http://ex/o"))])
-        pipeline.grant(c, pod, consumer)
-        view = pipeline.register_view(c, consumer, "all", "SELECT * WHERE { ?s ?p ?o }")
+        record_grant(c, pod, consumer)
+        view = register_view(c, consumer, "all", "SELECT * WHERE { ?s ?p ?o }")
     drain(engine)
     with engine.connect() as c:
-        assert len(pipeline.read_view(c, view)) == 1
+        assert len(catalog.view_results(c, view)) == 1
 
 
 def test_verify_job_passes_on_a_maintained_view(migrated: str) -> None:
@@ -101,8 +103,8 @@ def test_verify_job_passes_on_a_maintained_view(migrated: str) -> None:
     with engine.begin() as c:
         consumer = pods.create_agent(c, "urn:c", "consumer", b"c")
         pod = pods.create_pod(c, "alice", pods.create_agent(c, "urn:a", "owner", b"a"))
-        pipeline.grant(c, pod, consumer)
-        view = pipeline.register_view(c, consumer, "q", QUERIES["not-exists"])
+        record_grant(c, pod, consumer)
+        view = register_view(c, consumer, "q", QUERIES["not-exists"])
     _write(engine, pod, random.Random(1), "r")
     drain(engine)
     with engine.begin() as c:

@@ -14,13 +14,14 @@ import time
 
 import sqlalchemy as sa
 
-from server.maintenance import jobs as pipeline
-from storage import queue
+from server.api.views.service import register_view
+from server.maintenance import verify
+from storage import catalog, queue
 from tests.maintenance.test_pipeline import QUERIES, random_write, setup
 
 
 def _worker(url: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "server.cli.main.main", "worker", "--database-url", url],
+    return subprocess.Popen([sys.executable, "-m", "server.cli.main", "worker", "--database-url", url],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
@@ -42,7 +43,7 @@ def _check(engine: sa.Engine, views: dict[str, int]) -> None:
         dead = c.execute(sa.text("SELECT last_error FROM jobs WHERE status = 'dead'")).all()
         assert dead == []
         for name, v in views.items():
-            assert pipeline.read_view(c, v) == pipeline.scratch(c, v), name
+            assert catalog.view_results(c, v) == verify.scratch(c, v), name
             watermark = c.execute(sa.text("SELECT watermark FROM views WHERE id = :v"),
                                   {"v": v}).scalar_one()
             # caught up with the last change that could change it (a change of
@@ -54,7 +55,7 @@ def _check(engine: sa.Engine, views: dict[str, int]) -> None:
 
 def _register(engine: sa.Engine, consumer: int) -> dict[str, int]:
     with engine.begin() as c:
-        return {n: pipeline.register_view(c, consumer, n, q) for n, q in QUERIES.items()}
+        return {n: register_view(c, consumer, n, q) for n, q in QUERIES.items()}
 
 
 def test_workers_killed_at_random_points_lose_and_duplicate_nothing(migrated: str) -> None:

@@ -9,8 +9,10 @@ import random
 import sqlalchemy as sa
 from rdflib import Literal, URIRef
 
-from server.maintenance import jobs as pipeline
-from storage import pods, queue
+from server.api.consents.service import record_grant
+from server.api.views.service import register_view
+from server.maintenance import jobs, verify
+from storage import catalog, pods, queue
 
 EX = "http://ex/"
 QUERIES = {
@@ -38,12 +40,12 @@ def setup(engine: sa.Engine) -> tuple[int, int]:
         consumer = pods.create_agent(c, "https://hospital.example/#it", "consumer", b"c")
         owner = pods.create_agent(c, "https://alice.example/#me", "owner", b"o")
         pod = pods.create_pod(c, "alice", owner)
-        pipeline.grant(c, pod, consumer)
+        record_grant(c, pod, consumer)
     return pod, consumer
 
 
 def drain(engine: sa.Engine) -> None:
-    while pipeline.run_one(engine, "test"):
+    while jobs.run_one(engine, "test"):
         pass
     with engine.connect() as c:
         assert queue.depth(c) == 0
@@ -57,14 +59,13 @@ def random_write(engine: sa.Engine, pod: int, rng: random.Random) -> None:
     with engine.begin() as c:
         if rng.random() < 0.15:
             try:
-                seq = pods.delete_resource(c, pod, path)
+                pods.delete_resource(c, pod, path)
             except pods.PodsError:
                 return
         else:
             triples = {(rng.choice(nodes), rng.choice(preds), rng.choice(objects))
                        for _ in range(rng.randint(0, 8))}
-            seq = pods.put_resource(c, pod, path, triples)
-        pipeline.changed(c, pod, seq)
+            pods.put_resource(c, pod, path, triples)
 
 
 def test_views_equal_scratch_through_mixed_batches(migrated: str) -> None:
@@ -74,7 +75,7 @@ def test_views_equal_scratch_through_mixed_batches(migrated: str) -> None:
     for _ in range(5):
         random_write(engine, pod, rng)
     with engine.begin() as c:
-        views = {name: pipeline.register_view(c, consumer, name, q) for name, q in QUERIES.items()}
+        views = {name: register_view(c, consumer, name, q) for name, q in QUERIES.items()}
     drain(engine)
     for batch in range(50):
         random_write(engine, pod, rng)
@@ -82,7 +83,7 @@ def test_views_equal_scratch_through_mixed_batches(migrated: str) -> None:
             drain(engine)
             with engine.connect() as c:
                 for name, v in views.items():
-                    assert pipeline.read_view(c, v) == pipeline.scratch(c, v), (name, batch)
+                    assert catalog.view_results(c, v) == verify.scratch(c, v), (name, batch)
 
 
 def test_a_view_sees_only_consenting_pods(migrated: str) -> None:
@@ -92,12 +93,11 @@ def test_a_view_sees_only_consenting_pods(migrated: str) -> None:
         other_owner = pods.create_agent(c, "https://bob.example/#me", "owner", b"b")
         other = pods.create_pod(c, "bob", other_owner)
         pods.put_resource(c, other, "x", [(URIRef(EX + "b"), URIRef(EX + "p"), URIRef(EX + "c"))])
-        seq = pods.put_resource(c, pod, "x", [(URIRef(EX + "a"), URIRef(EX + "p"), URIRef(EX + "c"))])
-        pipeline.changed(c, pod, seq)
-        view = pipeline.register_view(c, consumer, "all", "SELECT ?s WHERE { ?s ?p ?o }")
+        pods.put_resource(c, pod, "x", [(URIRef(EX + "a"), URIRef(EX + "p"), URIRef(EX + "c"))])
+        view = register_view(c, consumer, "all", "SELECT ?s WHERE { ?s ?p ?o }")
     drain(engine)
     with engine.connect() as c:
-        got = {dict(m)["s"] for m in pipeline.read_view(c, view)}
+        got = {dict(m)["s"] for m in catalog.view_results(c, view)}
     assert got == {URIRef(EX + "a")}
 
 
@@ -106,7 +106,7 @@ def test_backfill_records_its_progress(migrated: str) -> None:
     pod, consumer = setup(engine)
     random_write(engine, pod, random.Random(3))
     with engine.begin() as c:
-        pipeline.register_view(c, consumer, "q", QUERIES["optional-filter"])
+        register_view(c, consumer, "q", QUERIES["optional-filter"])
     drain(engine)
     with engine.connect() as c:
         done, total = c.execute(sa.text(
@@ -123,15 +123,15 @@ def test_a_write_wakes_only_the_views_it_can_change(migrated: str) -> None:
                            "FILTER EXISTS { ?o <http://ex/q> ?z } }",
                "any": "SELECT * WHERE { ?s ?p ?o }"}
     with engine.begin() as c:
-        views = {n: pipeline.register_view(c, consumer, n, q) for n, q in queries.items()}
+        views = {n: register_view(c, consumer, n, q) for n, q in queries.items()}
     drain(engine)
     q = (URIRef(EX + "b"), URIRef(EX + "q"), URIRef(EX + "c"))
     with engine.begin() as c:
-        pipeline.changed(c, pod, pods.put_resource(c, pod, "x", [q]))
+        pods.put_resource(c, pod, "x", [q])
         woken = {r[0] for r in c.execute(sa.text(
             "SELECT view_id FROM jobs WHERE kind = 'apply_changes' AND status = 'queued'"))}
     assert woken == {views["exists-q"], views["any"]}
     drain(engine)
     with engine.connect() as c:
         for v in views.values():
-            assert pipeline.read_view(c, v) == pipeline.scratch(c, v)
+            assert catalog.view_results(c, v) == verify.scratch(c, v)

@@ -3,7 +3,7 @@ a container: containers are implicit — the pod's root, and every prefix of a
 resource's path — and list their direct members with ``ldp:contains``.
 Every write is one transaction: the resource, its quads, the pod's default
 graph, one change-log entry and the maintenance jobs of the views reading the
-pod (``pipeline.changed``)."""
+pod (``storage.changes.record_change``, called by every write of ``storage.pods``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from server.api.auth import Principal
 from server.api.ldp.patch import Change, DataChange
 from server.api.ldp.rdf import Triple
 from server.errors import Conflict, MethodNotAllowed, NotFound, PreconditionFailed
-from server.maintenance import jobs as pipeline
 from storage import pods
 from storage.db import retrying
 
@@ -120,7 +119,6 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         if forward is not None:  # once the write is known to apply here
             forward()
         seq = store()
-        pipeline.changed(c, t.pod, seq)
         after = pods.written(c, seq)
     return Written(seq, after.etag, row is None, t.path, after.changed)
 
@@ -145,7 +143,6 @@ def create_member(engine: Engine, who: Principal, base: str, pod_name: str, cont
             if pods.resource(c, t.pod, path) is not None:
                 path = f"{t.path}{name}-{uuid.uuid4().hex[:8]}"
         seq = pods.put_resource(c, t.pod, path, parse(f"{base}/{pod_name}/{path}"), content_type)
-        pipeline.changed(c, t.pod, seq)
         after = pods.written(c, seq)
     return Written(seq, after.etag, True, path, after.changed)
 
@@ -169,7 +166,6 @@ def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         if forward is not None:
             forward()
         seq = pods.delete_resource(c, t.pod, t.path)
-        pipeline.changed(c, t.pod, seq)
     return seq
 
 

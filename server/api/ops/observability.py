@@ -22,6 +22,8 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Met
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
+from storage import ops
+
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
 log = logging.getLogger("podviews.http")
 
@@ -67,28 +69,6 @@ class Metrics:
         self.registry.register(_Pipeline(engine))
 
 
-_QUEUE = "SELECT kind, status, count(*) AS n FROM jobs WHERE status <> 'done' GROUP BY 1, 2"
-_FAILURES = ("SELECT kind, count(*) FILTER (WHERE status = 'dead') AS dead, "
-             "coalesce(sum(GREATEST(attempts - CASE WHEN status = 'done' THEN 1 ELSE 0 END, 0)), 0) "
-             "AS failed FROM jobs GROUP BY 1")
-_DONE = ("SELECT kind, coalesce(payload->>'executor', 'unknown') AS executor, count(*) AS n "
-         "FROM jobs WHERE status = 'done' GROUP BY 1, 2")
-# a job's work in triples (ΔG for changes, the pods' triples for a backfill),
-# by kind and executor: a histogram over the jobs done
-_JOB_BUCKETS = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000)
-_SIZES = ("SELECT kind, payload->>'executor' AS executor, count(*) AS n, sum(t) AS total, "
-          + ", ".join(f"count(*) FILTER (WHERE t <= {b}) AS le{b}" for b in _JOB_BUCKETS)
-          + " FROM (SELECT kind, payload, CAST(payload->>'triples' AS bigint) AS t FROM jobs "
-          "WHERE status = 'done') AS j WHERE t IS NOT NULL GROUP BY 1, 2")
-_LAG = """
-SELECT v.id, v.name, v.status,
-       GREATEST(coalesce(max(CAST(j.payload->>'seq' AS bigint)), v.watermark) - v.watermark, 0)
-         AS seqs,
-       coalesce(extract(epoch FROM now() - min(j.created_at)), 0) AS seconds
-FROM views v LEFT JOIN jobs j ON j.view_id = v.id AND j.status <> 'done'
-GROUP BY v.id ORDER BY v.id"""
-
-
 class _Pipeline(Collector):
     """Read from the database when scraped."""
 
@@ -114,19 +94,19 @@ class _Pipeline(Collector):
                                       "changes, the pods' triples for a backfill), by kind and "
                                       "the executor that ran it", labels=["kind", "executor"])
         with self.engine.connect() as c:
-            for r in c.execute(sa.text(_SIZES)):
-                buckets = [(floatToGoString(b), getattr(r, f"le{b}")) for b in _JOB_BUCKETS]
+            for r in ops.job_sizes(c):
+                buckets = [(floatToGoString(b), getattr(r, f"le{b}")) for b in ops.JOB_BUCKETS]
                 sizes.add_metric([r.kind, r.executor], buckets + [("+Inf", r.n)],
                                  sum_value=float(r.total))
-            for r in c.execute(sa.text(_DONE)):
+            for r in ops.jobs_done(c):
                 done.add_metric([r.kind, r.executor], r.n)
-            for r in c.execute(sa.text(_QUEUE)):
+            for r in ops.queue_depth(c):
                 depth.add_metric([r.kind, r.status], r.n)
-            for r in c.execute(sa.text(_FAILURES)):
+            for r in ops.job_failures(c):
                 dead.add_metric([r.kind], r.dead)
                 failed.add_metric([r.kind], float(r.failed))
             counts: dict[str, int] = {}
-            for r in c.execute(sa.text(_LAG)):
+            for r in ops.view_lag(c):
                 lag_seq.add_metric([str(r.id)], float(r.seqs))
                 lag_s.add_metric([str(r.id)], float(r.seconds))
                 counts[r.status] = counts.get(r.status, 0) + 1
@@ -166,9 +146,7 @@ def install(app: FastAPI, engine: sa.Engine, workers_alive: Callable[[], bool]) 
     def readyz() -> Response:
         try:
             with engine.connect() as c:
-                workers = c.execute(sa.text(
-                    "SELECT count(*) FROM pg_stat_activity "
-                    "WHERE application_name LIKE 'podviews-worker%'")).scalar_one()
+                workers = ops.workers_connected(c)
         except sa.exc.OperationalError:
             return _status(503, database="unreachable")
         if not (workers or workers_alive()):

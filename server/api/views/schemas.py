@@ -23,7 +23,9 @@ class ViewOut(BaseModel):
     id: int
     name: str
     query: str
-    status: str = Field(description="backfilling, ready or failed")
+    status: str = Field(description="backfilling, rebuilding, ready or failed")
+    note: str | None = Field(default=None, description="why it is rebuilding, was rebuilt "
+                                                       "or failed")
     watermark: int = Field(description="the change-log sequence number the view reflects")
     rows: int | None = Field(description="solutions in the view (null while backfilling)")
     plan: str = Field(description="the maintenance plan in words, one node a line")

@@ -14,76 +14,18 @@ watermark names.
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from server.executors.spark.config import SparkConfig
 from server.executors.spark.render import DataFrame, Evaluator, Frames, col
-from views import algebra as A
-
-
-@dataclass(frozen=True)
-class SparkConfig:
-    master: str = "local[*]"
-    jdbc_jar: str = "/usr/share/java/postgresql.jar"
-    shuffle_partitions: int = 2
-    driver_memory: str = "4g"
-    # Off for inputs of tens of triples (W3C, tests): generating and compiling
-    # Java for every small plan was most of a job; interpreted, a W3C
-    # category runs in half the time (DESIGN-NOTES 16).
-    codegen: bool = True
-
-
-_NO_CODEGEN = {"spark.sql.codegen.factoryMode": "NO_CODEGEN",
-               "spark.sql.codegen.wholeStage": "false",
-               "spark.sql.adaptive.enabled": "false"}
-
-
-_session: Any = None
-
-
-def session(cfg: SparkConfig) -> Any:
-    """The process's SparkSession (cold start 5–8 s, MEASURED.md), made once."""
-    global _session
-    if _session is None:
-        if not os.path.exists(cfg.jdbc_jar):
-            raise RuntimeError(f"the Spark executor needs the Postgres JDBC driver at "
-                               f"{cfg.jdbc_jar} (Debian: libpostgresql-jdbc-java)")
-        if cfg.master.startswith("local"):  # a cluster's executors must reach the driver
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        from pyspark.sql import SparkSession
-
-        builder = SparkSession.builder
-        for key, value in ({} if cfg.codegen else _NO_CODEGEN).items():
-            builder = builder.config(key, value)
-        _session = (builder.master(cfg.master).appName("podviews")
-                    .config("spark.jars", cfg.jdbc_jar)
-                    .config("spark.sql.shuffle.partitions", str(cfg.shuffle_partitions))
-                    .config("spark.driver.memory", cfg.driver_memory)
-                    .config("spark.sql.maxPlanStringLength", "100000")
-                    .config("spark.cleaner.periodicGC.interval", "5min")
-                    .config("spark.ui.enabled", "false")
-                    .config("spark.ui.showConsoleProgress", "false")
-                    .getOrCreate())
-        _session.sparkContext.setLogLevel("ERROR")
-    return _session
-
-
-def available() -> bool:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
+from server.executors.spark.session import session
+from views.plan import Plan
 
 # ------------------------------------------------------------ one job
 
 
-def refresh(conn: Any, view: int, pattern: A.Pattern, pods: list[int], cfg: SparkConfig,
+def refresh(conn: Any, view: int, plan: Plan, pods: list[int], cfg: SparkConfig,
             dry_run: bool = False, progress: Callable[[int, int], None] | None = None) -> int:
     """Evaluate the view's nodes on its pods' graph (as the job's snapshot
     holds it) and make the stored K-relations equal; the number of rows that
@@ -91,11 +33,8 @@ def refresh(conn: Any, view: int, pattern: A.Pattern, pods: list[int], cfg: Spar
     from sqlalchemy import text
 
     from storage import stage
-    from storage.krel import Codec
-    from views.maintain import build, postorder
-    from views.normalize import normalize
+    from storage.codec import Codec
 
-    nodes = postorder(build(normalize(pattern)))
     spark = session(cfg)
     snapshot = conn.execute(text("SELECT pg_export_snapshot()")).scalar_one()
     top = int(conn.execute(text("SELECT coalesce(max(id), 1) FROM terms")).scalar_one())
@@ -107,7 +46,7 @@ def refresh(conn: Any, view: int, pattern: A.Pattern, pods: list[int], cfg: Spar
     codec = Codec(conn)
     ev = Evaluator(spark, triples, terms, lambda ts: codec.encode(ts, add=False))
     try:
-        outputs = ev.run(nodes)
+        outputs = ev.run(plan)
         if progress:
             progress(1, 3)
         width = max((len(s) for frames in outputs.values() for s in frames), default=0)
@@ -121,7 +60,7 @@ def refresh(conn: Any, view: int, pattern: A.Pattern, pods: list[int], cfg: Spar
     savepoint = conn.begin_nested() if dry_run else None
     stage.load(conn, width, _csv(rows))
     mapped = stage.map_provisional(conn, codec, provisional)
-    changed = stage.merge(conn, codec, view, outputs, mapped)
+    changed = stage.merge(conn, view, outputs, mapped)
     if savepoint is not None:
         savepoint.rollback()
     if progress:
@@ -148,9 +87,9 @@ def _reader(spark: Any, url: Any, snapshot: str, top: int) -> Callable[[str, str
     return read
 
 
-def _staged(ev: Evaluator, outputs: dict[int, Frames], width: int) -> DataFrame:
+def _staged(ev: Evaluator, outputs: dict[str, Frames], width: int) -> DataFrame:
     """Every node's rows in the staging layout: node, schema, c0…, k."""
-    from storage.stage import schema_key
+    from storage.krel import schema_key
 
     F = ev.F
     parts = []
@@ -162,7 +101,7 @@ def _staged(ev: Evaluator, outputs: dict[int, Frames], width: int) -> DataFrame:
             parts.append(df.select(F.lit(node).alias("node"),
                                    F.lit(schema_key(s)).alias("schema"), *cols, "k"))
     out = ev.spark.createDataFrame([], ", ".join(
-        ["node int", "schema string", *[f"c{j} long" for j in range(width)], "k long"]))
+        ["node string", "schema string", *[f"c{j} long" for j in range(width)], "k long"]))
     for p in parts:
         out = out.unionByName(p)
     return out

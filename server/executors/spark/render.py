@@ -22,24 +22,15 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from rdflib.term import Identifier
+
 import views.parse  # noqa: F401  (keeps literals' lexical forms in the UDF workers too)
 from views import algebra as A
+from views import plan as P
+from views.aggregates import group_key, group_row
 from views.errors import UnsupportedFeature
 from views.expr import truth, try_evaluate
-from views.kset import Mu
-from views.maintain import (
-    BGPNode,
-    DiffNode,
-    DistinctNode,
-    GroupNode,
-    JoinNode,
-    MapNode,
-    Node,
-    ProjectNode,
-    UnionNode,
-    ValuesNode,
-)
-from views.reference import group_key, group_row
+from views.kset import Mu, mu
 from views.terms import digest, fields_of, term_of
 
 DataFrame = Any  # pyspark.sql.DataFrame; pyspark is imported lazily
@@ -87,44 +78,48 @@ class Evaluator:
 
     # --- the program
 
-    def run(self, nodes: list[Node]) -> dict[int, Frames]:
-        """Every stateful node's output on the input graph, by postorder index."""
-        self._constants(nodes)
-        out: dict[int, Frames] = {}
-        by_node: dict[int, Frames] = {}
-        for i, n in enumerate(nodes):
+    def run(self, plan: P.Plan) -> dict[str, Frames]:
+        """Every stored node's output on the input graph, by node id."""
+        self._constants(plan.nodes)
+        out: dict[str, Frames] = {}
+        by_node: dict[str, Frames] = {}
+        for n in plan.nodes:
             frames = self._node(n, by_node)
-            by_node[id(n)] = frames
-            if not isinstance(n, BGPNode):
-                out[i] = frames
+            if isinstance(n, P.Scan) and plan.stored(n):
+                frames = self._keep(frames)
+            by_node[n.id] = frames
+            if plan.stored(n):
+                out[n.id] = frames
         return out
 
-    def _node(self, n: Node, done: dict[int, Frames]) -> Frames:
-        kids = [done[id(c)] for c in n.children]
+    def _node(self, n: P.Node, done: dict[str, Frames]) -> Frames:
+        kids = [done[c.id] for c in n.children]
         match n:
-            case BGPNode():
-                return self._bgp(n.tps)
-            case ValuesNode():
+            case P.Scan():
+                return self._bgp(list(n.triples))
+            case P.Values():
                 return self._keep(self._values(n.rows))
-            case JoinNode():
+            case P.Join():
                 return self._keep(self._join(kids[0], kids[1], n.expr))
-            case DiffNode():
+            case P.Diff():
                 if n.graph_var is not None:
                     raise NotOnSpark("MINUS with a GRAPH variable")
                 return self._keep(self._diff(kids[0], kids[1], n.expr, n.minus))
-            case UnionNode():
+            case P.Union():
                 return self._keep(self._union([*kids[0].items(), *kids[1].items()]))
-            case MapNode():
-                return self._keep(self._map(kids[0], n.p))
-            case ProjectNode():
+            case P.Filter():
+                return self._keep({s: self._filter(df, s, n.expr) for s, df in kids[0].items()})
+            case P.Extend():
+                return self._keep(self._extend(kids[0], n.var, n.expr))
+            case P.Project():
                 keep = set(n.vars)
                 return self._keep(self._union([(s & keep, df.select(*self._cols(s & keep), "k"))
                                                for s, df in kids[0].items()]))
-            case DistinctNode():
+            case P.Distinct():
                 return self._keep({s: self._sum(s, df).withColumn("k", self.F.lit(1).cast("long"))
                                    for s, df in kids[0].items()})
-            case GroupNode():
-                return self._keep(self._group(kids[0], n.p))
+            case P.Group():
+                return self._keep(self._group(kids[0], n))
         raise NotOnSpark(f"{type(n).__name__} on Spark")
 
     def _keep(self, frames: Frames) -> Frames:
@@ -173,12 +168,12 @@ class Evaluator:
 
     # --- leaves
 
-    def _constants(self, nodes: list[Node]) -> None:
-        consts = [x for n in nodes if isinstance(n, BGPNode) for tp in n.tps
+    def _constants(self, nodes: tuple[P.Node, ...]) -> None:
+        consts = [x for n in nodes if isinstance(n, P.Scan) for tp in n.triples
                   for x in (tp.s, tp.p, tp.o) if not A.is_var(x)]
         for n in nodes:
-            if isinstance(n, MapNode):
-                consts += [x for e in A.walk_expr(n.p.expr) if isinstance(e, A.Exists)
+            if isinstance(n, (P.Filter, P.Extend)):
+                consts += [x for e in A.walk_expr(n.expr) if isinstance(e, A.Exists)
                            for tp in A.triple_patterns(e.pattern)
                            for x in (tp.s, tp.p, tp.o) if not A.is_var(x)]
         self.const_ids = self.ids(consts)
@@ -218,7 +213,10 @@ class Evaluator:
             return {frozenset(): self._unit()}
         return {frozenset(bound): frame.withColumn("k", F.lit(1).cast("long"))}
 
-    def _values(self, rows: dict[Mu, int]) -> Frames:
+    def _values(self, values: tuple[tuple[tuple[str, Identifier], ...], ...]) -> Frames:
+        rows: dict[Mu, int] = {}
+        for r in values:
+            rows[mu(dict(r))] = rows.get(mu(dict(r)), 0) + 1
         terms = {t for m in rows for _, t in m}
         known = self.ids(list(terms))
         new = [t for t in terms if t not in known]
@@ -287,25 +285,21 @@ class Evaluator:
 
     # --- expressions
 
-    def _map(self, child: Frames, p: A.Filter | A.Extend) -> Frames:
-        if isinstance(p, A.Filter):
-            return {s: self._filter(df, s, p.expr) for s, df in child.items()}
-        expr = p.expr
-
+    def _extend(self, child: Frames, var: str, expr: A.Expr) -> Frames:
         def value_of(mu: dict, exists: Callable) -> tuple | None:
             return _packed(try_evaluate(expr, mu, exists))
 
         parts = []
         for s, df in child.items():
-            if p.var in s:
+            if var in s:
                 parts.append((s, df))
                 continue
             df = self._with_exists(df, s, expr)
             value = self._udf(df, s, expr, value_of, self.term_type)
             df = df.withColumn("_new", value)
             parts.append((s, df.where(self.F.col("_new").isNull())))
-            bound = self._resolve(df.where(self.F.col("_new").isNotNull()), "_new", col(p.var))
-            parts.append((s | {p.var}, bound))
+            bound = self._resolve(df.where(self.F.col("_new").isNotNull()), "_new", col(var))
+            parts.append((s | {var}, bound))
         return self._union(parts)
 
     def _filter(self, df: DataFrame, s: frozenset[str], expr: A.Expr) -> DataFrame:
@@ -397,7 +391,7 @@ class Evaluator:
 
     # --- grouping
 
-    def _group(self, child: Frames, p: A.Group) -> Frames:
+    def _group(self, child: Frames, p: P.Group) -> Frames:
         F, T = self.F, self.T
         used: set[str] = set()
         for e in p.keys:
@@ -488,17 +482,17 @@ def _packed(t: Any) -> tuple | None:
     return None if t is None else (*fields_of(t), digest(t))
 
 
-def _group_key_fn(p: A.Group, names: list[str]) -> Callable:
+def _group_key_fn(p: P.Group, names: list[str]) -> Callable:
     def f(m: Any) -> str:
-        key = group_key(p, _mapping(names, [m[col(v)] for v in names]))
+        key = group_key(p.keys, _mapping(names, [m[col(v)] for v in names]))
         return json.dumps([None if t is None else t.n3() for t in key])
     return f
 
 
-def _group_row_fn(p: A.Group, names: list[str], out_vars: list[str]) -> Callable:
+def _group_row_fn(p: P.Group, names: list[str], out_vars: list[str]) -> Callable:
     def f(members: list) -> tuple:
         rows = [(_mapping(names, [m[col(v)] for v in names]), int(m["k"])) for m in members]
-        key = group_key(p, rows[0][0]) if rows else tuple(None for _ in p.keys)
-        row = group_row(p, key, rows, None)
+        key = group_key(p.keys, rows[0][0]) if rows else tuple(None for _ in p.keys)
+        row = group_row(p.keys, p.aggregates, key, rows)
         return tuple(_packed(row.get(v)) for v in out_vars)
     return f

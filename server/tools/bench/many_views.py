@@ -14,10 +14,12 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from rdflib import URIRef
 
+from server.api.views.service import register_view
 from server.cli.progress import progress
-from server.maintenance import jobs as pipeline
+from server.maintenance import verify
+from server.maintenance.router import Router
 from server.tools.bench.pipeline import bench_pod, drain, fresh_database
-from storage import pods
+from storage import catalog, pods
 
 EX = "http://bench.example/"
 PER_VIEW = 200  # triples of each view's predicates in the base data
@@ -52,11 +54,11 @@ def _triples(i: int, start: int, count: int) -> list[tuple]:
 def _timed(server_url: str, registered: list[int], touched: int, updates: int
            ) -> tuple[list[float], float, bool]:
     engine = sa.create_engine(fresh_database(server_url, "many_views"))
-    router = pipeline.Router("sql")
+    router = Router("sql")
     with engine.begin() as c:
         pod, consumer = bench_pod(c, "many", {f"base-{i}": _triples(i, 0, PER_VIEW)
                                               for i in range(max(registered) + 1)})
-        views = {i: pipeline.register_view(c, consumer, f"v{i}", _query(i)) for i in registered}
+        views = {i: register_view(c, consumer, f"v{i}", _query(i)) for i in registered}
     drain(engine, router)
     times, jobs = [], 0
     equal = True
@@ -66,16 +68,16 @@ def _timed(server_url: str, registered: list[int], touched: int, updates: int
                 for i in range(touched):
                     old = set(_triples(i, 0, PER_VIEW + 5 * u))
                     new = old - set(_triples(i, 5 * u, 5)) | set(_triples(i, PER_VIEW + 5 * u, 5))
-                    pipeline.changed(c, pod, pods.put_resource(c, pod, f"base-{i}", new))
+                    pods.put_resource(c, pod, f"base-{i}", new)
             start = time.perf_counter()
             jobs += drain(engine, router)
             times.append((time.perf_counter() - start) * 1000)
             with engine.connect() as c:
-                equal &= all(pipeline.read_view(c, views[i]) == pipeline.scratch(c, views[i])
+                equal &= all(catalog.view_results(c, views[i]) == verify.scratch(c, views[i])
                              for i in range(touched))
             advance()
     with engine.connect() as c:
-        equal &= all(pipeline.read_view(c, v) == pipeline.scratch(c, v) for v in views.values())
+        equal &= all(catalog.view_results(c, v) == verify.scratch(c, v) for v in views.values())
     engine.dispose()
     return times, jobs / updates, equal
 

@@ -34,8 +34,10 @@ import pyoxigraph as ox
 import sqlalchemy as sa
 from rdflib import RDF, RDFS, BNode, Literal, URIRef
 
+from server.api.views.service import register_view
 from server.cli.progress import progress
-from server.maintenance import jobs as pipeline
+from server.maintenance import verify
+from server.maintenance.router import Router
 from server.tools import paths
 from server.tools.bench.pipeline import (
     BSBM,
@@ -49,7 +51,7 @@ from server.tools.bench.pipeline import (
     update_stream,
 )
 from server.tools.oracle import our_rows, oxigraph_rows
-from storage import pods, views_repo
+from storage import catalog, krel, pods, views_repo
 from views.compile import compile_query
 
 QUERIES_DIR = paths.BSBM / "explore-queries"
@@ -176,8 +178,8 @@ class Pod:
             self.store.add(ox.Quad(*(_ox(x) for x in t)))  # type: ignore[misc]
         with self.engine.begin() as c:
             for name in sorted(touched):
-                pipeline.changed(c, self.pod, pods.put_resource(c, self.pod, name,
-                                                                self.parts[name]))
+                pods.put_resource(c, self.pod, name,
+                                                                self.parts[name])
 
     def subjects(self, products: list[str]) -> set[tuple]:
         want = {URIRef(p) for p in products}
@@ -213,12 +215,12 @@ def run(server_url: str, data: Path, updates: Path, count: int, executors: list[
 
 def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
                params: dict[str, str], stream: list[list[tuple]], data_name: str) -> PaperRow:
-    router = pipeline.Router(mode=executor)
+    router = Router(mode=executor)
     q = compile_query(text).query
     whole = dataclasses.replace(q, order=(), limit=None, offset=0)
     oracle_text = _unsliced(text)
     with engine.begin() as c:
-        view = pipeline.register_view(c, pod.consumer, name, text)
+        view = register_view(c, pod.consumer, name, text)
     drain(engine, router)
 
     if name in TOUCHED and TOUCHED[name] is not None:
@@ -246,15 +248,15 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
             list(pod.store.query(text))  # type: ignore[call-overload]
             ox_times.append((time.perf_counter() - t) * 1000)
             with engine.connect() as c:
-                got = our_rows(whole, pipeline.read_view(c, view), q.variables)
+                got = our_rows(whole, catalog.view_results(c, view), q.variables)
             equal = equal and got == oxigraph_rows(pod.store, oracle_text, q.variables)
             advance()
     with engine.connect() as c:
         t = time.perf_counter()
-        pipeline.scratch(c, view)
+        verify.scratch(c, view)
         scratch_ms = (time.perf_counter() - t) * 1000
-        view_rows = sum(k for k in pipeline.read_view(c, view).values() if k > 0)
-        aux_rows = views_repo.state_rows(c, view)
+        view_rows = sum(k for k in catalog.view_results(c, view).values() if k > 0)
+        aux_rows = krel.size(c, view)
     with engine.begin() as c:
         views_repo.drop_view(c, view)
     inc = statistics.median(times.values())

@@ -25,9 +25,12 @@ from pathlib import Path
 import sqlalchemy as sa
 from rdflib import Graph
 
+from server.api.consents.service import record_grant
+from server.api.views.service import register_view
 from server.cli.progress import progress
-from server.maintenance import jobs as pipeline
-from storage import pods, views_repo
+from server.maintenance import jobs, verify
+from server.maintenance.router import Router
+from storage import catalog, krel, pods
 from storage.migrate import upgrade
 
 BSBM = "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/"
@@ -113,16 +116,16 @@ def run_backfill_bsbm(server_url: str, data: Path, executors: list[str]) -> list
         want = oxigraph_rows(store, text, variables)
         for executor in executors:
             with engine.begin() as c:
-                view = pipeline.register_view(c, consumer, f"{name} {executor}", text)
+                view = register_view(c, consumer, f"{name} {executor}", text)
             t = time.perf_counter()
-            pipeline.run_one(engine, "bench", pipeline.Router(mode=executor))
+            jobs.run_one(engine, "bench", Router(mode=executor))
             took = time.perf_counter() - t
             with engine.connect() as c:
                 status = c.execute(sa.text("SELECT status, last_error FROM jobs WHERE view_id = :v"),
                                    {"v": view}).one()
                 if status.status != "done":
                     raise RuntimeError(f"backfill of {name} on {executor}: {status.last_error}")
-                got = our_rows(compile_query(text).query, pipeline.read_view(c, view), variables)
+                got = our_rows(compile_query(text).query, catalog.view_results(c, view), variables)
             rows.append(BackfillRow(name, executor, round(took, 2), round(ox_ms, 1),
                                     sum(got.values()), got == want))
     engine.dispose()
@@ -151,26 +154,25 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
         triples = read_triples(data)
         with engine.begin() as c:
             pod, consumer = bench_pod(c, "bsbm", {"dataset": triples})
-            view = pipeline.register_view(c, consumer, "q", q1(q1_params(data)))
+            view = register_view(c, consumer, "q", q1(q1_params(data)))
         t = time.perf_counter()
-        pipeline.run_one(engine, "bench")
+        jobs.run_one(engine, "bench")
         backfill = time.perf_counter() - t
         times = []
         equal = True
         with progress(f"{data.name}: updates", len(stream)) as advance:
             for i, tx in enumerate(stream):
                 with engine.begin() as c:
-                    seq = pods.put_resource(c, pod, f"update-{i}", tx)
-                    pipeline.changed(c, pod, seq)
+                    pods.put_resource(c, pod, f"update-{i}", tx)
                 t = time.perf_counter()
-                pipeline.run_one(engine, "bench")
+                jobs.run_one(engine, "bench")
                 times.append((time.perf_counter() - t) * 1000)
                 with engine.connect() as c:
-                    equal = equal and pipeline.read_view(c, view) == pipeline.scratch(c, view)
+                    equal = equal and catalog.view_results(c, view) == verify.scratch(c, view)
                 advance()
         with engine.connect() as c:
-            view_rows = len(pipeline.read_view(c, view))
-            aux_rows = views_repo.state_rows(c, view)
+            view_rows = len(catalog.view_results(c, view))
+            aux_rows = krel.size(c, view)
         rows.append(Row(data.name, len(triples), round(backfill, 2), len(times),
                         round(statistics.median(times), 1), view_rows, aux_rows, equal))
         engine.dispose()
@@ -184,16 +186,16 @@ def bench_pod(c: sa.Connection, name: str, resources: Mapping[str, Iterable[tupl
     consumer_id = pods.create_agent(c, consumer, "consumer", b"c")
     owner = pods.create_agent(c, "urn:bench:owner", "owner", b"o")
     pod = pods.create_pod(c, name, owner)
-    pipeline.grant(c, pod, consumer_id)
+    record_grant(c, pod, consumer_id)
     for path, triples in resources.items():
         pods.put_resource(c, pod, path, triples)
     return pod, consumer_id
 
 
-def drain(engine: sa.Engine, router: pipeline.Router) -> int:
+def drain(engine: sa.Engine, router: Router) -> int:
     """Run every due job; how many ran. A job that failed is an error."""
     ran = 0
-    while pipeline.run_one(engine, "bench", router):
+    while jobs.run_one(engine, "bench", router):
         ran += 1
     with engine.connect() as c:
         dead = c.execute(sa.text("SELECT kind, last_error FROM jobs WHERE status <> 'done'")).all()

@@ -19,14 +19,15 @@ import pyoxigraph as ox
 import sqlalchemy as sa
 from rdflib import URIRef
 
-from server.maintenance import jobs as pipeline
+from server.api.views.service import register_view
+from server.maintenance import verify
+from server.maintenance.router import Router
 from server.tools.bench.pipeline import bench_pod, drain, fresh_database
 from server.tools.oracle import our_rows, oxigraph_rows
-from storage import pods, views_repo
+from storage import catalog, krel, pods
 from views.compile import compile_query
 from views.dataset import Dataset
-from views.maintain import Maintainer
-from views.reference import evaluate
+from views.interpret import Maintainer, evaluate
 
 EX = "http://ex/"
 LINK = URIRef(EX + "link")
@@ -121,17 +122,17 @@ def run(n: int, p: float, seed: int = 0, executors: tuple[str, ...] = ("memory",
 def _in_memory(edges: set[tuple], changes: list[tuple]) -> dict[str, Maintained]:
     out = {}
     for name, text in QUERIES.items():
-        q = compile_query(text).query
+        compiled = compile_query(text)
         ds = Dataset()
         ds.apply(((None, *e), 1) for e in edges)
-        view = Maintainer(q.pattern, ds)  # backfill, not timed
+        view = Maintainer(compiled.plan, ds)  # backfill, not timed
         t = time.perf_counter()
         view.apply(ds.apply(changes))
         inc = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        scratch = evaluate(q.pattern, ds)
+        scratch = evaluate(compiled.plan, ds)
         scr = (time.perf_counter() - t) * 1000
-        out[name] = Maintained(inc, scr, view.result, view.aux_rows(), view.result == scratch)
+        out[name] = Maintained(inc, scr, view.result, view.stored_rows(), view.result == scratch)
     return out
 
 
@@ -142,22 +143,22 @@ def _pipeline(server_url: str, executor: str, edges: set[tuple],
     out = {}
     for name, text in QUERIES.items():
         engine = sa.create_engine(fresh_database(server_url, f"synthetic_{executor}"))
-        router = pipeline.Router(mode=executor)
+        router = Router(mode=executor)
         with engine.begin() as c:
             pod, consumer = bench_pod(c, "synthetic", {"edges": edges})
-            view = pipeline.register_view(c, consumer, name, text)
+            view = register_view(c, consumer, name, text)
         drain(engine, router)  # the backfill, not timed
         with engine.begin() as c:
-            pipeline.changed(c, pod, pods.put_resource(c, pod, "edges", after))
+            pods.put_resource(c, pod, "edges", after)
         t = time.perf_counter()
         drain(engine, router)
         inc = (time.perf_counter() - t) * 1000
         with engine.connect() as c:
-            got = pipeline.read_view(c, view)
+            got = catalog.view_results(c, view)
             t = time.perf_counter()
-            want = pipeline.scratch(c, view)
+            want = verify.scratch(c, view)
             scr = (time.perf_counter() - t) * 1000
-            aux = views_repo.state_rows(c, view)
+            aux = krel.size(c, view)
         out[name] = Maintained(inc, scr, got, aux, got == want)
         engine.dispose()
     return out

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import httpx
 import sqlalchemy as sa
 
-from server.maintenance import jobs as pipeline
+from server.maintenance import verify
 from server.tools.bench.pipeline import fresh_database
 from server.tools.process import serving, working
 
@@ -78,7 +78,7 @@ def run(server_url: str, patches: int = 500, rate: float = 50.0,
         row = _stream(owner, consumer, views, patches, rate, size)
     engine = sa.create_engine(url)
     with engine.connect() as c:
-        row.equal = all(differ == 0 for _, _, differ in pipeline.consistency(c))
+        row.equal = all(differ == 0 for _, _, differ in verify.consistency(c))
     engine.dispose()
     return row
 

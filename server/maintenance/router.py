@@ -1,0 +1,33 @@
+"""Which executor runs a job (architecture decision 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from server.executors.spark.config import SparkConfig, available
+
+
+@dataclass(frozen=True)
+class Router:
+    """Picks a job's executor: Spark when the work — triples in the view's
+    input, the pod entering or leaving, or the batch — reaches ``threshold``
+    and Spark is installed, else SQL. ``mode`` "sql" or "spark" forces one;
+    forced Spark fails a job whose plan it cannot run, auto falls back to
+    SQL."""
+
+    mode: str = "auto"
+    threshold: int = 100_000
+    spark: SparkConfig = field(default_factory=SparkConfig)
+
+    def pick(self, work: int | Callable[[], int]) -> str:
+        """``work``: its size, or a function measuring it (called only when
+        the size decides)."""
+        if self.mode in ("sql", "spark"):
+            return self.mode
+        if self.mode != "auto":
+            raise ValueError(f"unknown executor {self.mode!r} (sql, spark or auto)")
+        if not available():
+            return "sql"
+        size = work() if callable(work) else work
+        return "spark" if size >= self.threshold else "sql"

@@ -1,0 +1,109 @@
+"""The change log: every write to a pod is recorded here, in the writer's
+transaction — the resource's diff applied to its quads and to the pod's
+support-counted default graph (decision 5), one entry with its ΔG (the
+default graph's set-membership changes), and one job for each view the
+change can change. Whoever writes (LDP, ``podviews load``, an upstream sync)
+calls ``record_change`` and cannot forget to wake the views."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, Row, text
+
+from storage import queue
+from storage.arrays import columns, unnest
+
+IdTriple = tuple[int, int, int]
+SPO = ("s", "p", "o")
+SEQUENCE_LOCK = 0x706F6476  # advisory lock key serialising the change log
+
+
+# One statement applies the resource's diff to its quads and to the pod's
+# default graph, the support-counted union of its resources (decision 5), and
+# returns the 0 <-> 1 transitions: the only changes views see. Inserted and
+# deleted triples are disjoint, so the CTEs touch disjoint rows.
+_APPLY = f"""
+WITH ins AS (SELECT * FROM {unnest(SPO, "i", "i")}),
+del AS (SELECT * FROM {unnest(SPO, "d", "d")}),
+quads_in AS (INSERT INTO quads (resource_id, s, p, o) SELECT :r, s, p, o FROM ins),
+quads_out AS (DELETE FROM quads q USING del d
+  WHERE q.resource_id = :r AND q.s = d.s AND q.p = d.p AND q.o = d.o),
+up AS (INSERT INTO pod_triples (pod_id, s, p, o, n) SELECT :pod, s, p, o, 1 FROM ins
+  ON CONFLICT (pod_id, s, p, o) DO UPDATE SET n = pod_triples.n + 1 RETURNING s, p, o, n),
+gone AS (DELETE FROM pod_triples t USING del d
+  WHERE t.pod_id = :pod AND t.s = d.s AND t.p = d.p AND t.o = d.o AND t.n = 1
+  RETURNING t.s, t.p, t.o),
+fewer AS (UPDATE pod_triples t SET n = t.n - 1 FROM del d
+  WHERE t.pod_id = :pod AND t.s = d.s AND t.p = d.p AND t.o = d.o AND t.n > 1)
+SELECT s, p, o, 1 AS sign FROM up WHERE n = 1
+UNION ALL SELECT s, p, o, -1 FROM gone
+"""
+
+
+def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
+                  deleted: set[IdTriple]) -> int:
+    """Apply the resource's diff (term ids), log the change with its ΔG and
+    enqueue the jobs of the views it can change; the change's sequence
+    number."""
+    cols = {**columns(inserted, SPO, "i"), **columns(deleted, SPO, "d")}
+    delta = conn.execute(text(_APPLY), {"r": rid, "pod": pod, **cols}).all() \
+        if inserted or deleted else []
+    # Writers take sequence numbers one at a time and hold them to commit, so
+    # commit order is sequence order: a snapshot holds a prefix of the log.
+    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SEQUENCE_LOCK})
+    seq = int(conn.execute(text(
+        "INSERT INTO changes (pod_id, resource_id, inserted, deleted) VALUES (:pod, :r, :i, :d) "
+        "RETURNING seq"), {"pod": pod, "r": rid, "i": len(inserted), "d": len(deleted)}
+    ).scalar_one())
+    if delta:
+        names = (*SPO, "sign")
+        conn.execute(text(
+            "INSERT INTO change_triples (seq, s, p, o, sign) SELECT :seq, * FROM "
+            f"{unnest(names, types={'sign': 'smallint'})}"),
+            {"seq": seq, **columns(delta, names)})
+        queue.enqueue_many(conn, "apply_changes", views_woken(conn, pod, {r[1] for r in delta}),
+                           {"seq": seq})
+    return seq
+
+
+def views_woken(conn: Connection, pod: int, predicates: set[int]) -> list[int]:
+    """The views reading ``pod`` that a ΔG with these predicates can change:
+    those matching any predicate, or one of them (design note 24). The
+    others' watermarks stay where they are: they reflect the change already."""
+    return [int(r[0]) for r in conn.execute(text(
+        "SELECT DISTINCT cv.view_id FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
+        "JOIN views v ON v.id = cv.view_id WHERE c.pod_id = :p AND c.revoked_at IS NULL "
+        "AND (v.predicates IS NULL OR v.predicates && CAST(:preds AS bigint[]))"),
+        {"p": pod, "preds": sorted(predicates)})]
+
+
+def last_seq(conn: Connection) -> int:
+    return int(conn.execute(text("SELECT coalesce(max(seq), 0) FROM changes")).scalar_one())
+
+
+# a change triple ``ct`` with one of the predicates :preds (term ids; NULL: any)
+_OF_PREDICATES = "(CAST(:preds AS bigint[]) IS NULL OR ct.p = ANY(CAST(:preds AS bigint[])))"
+
+
+def net_changes(conn: Connection, pods: list[int], after: int, upto: int,
+                predicates: list[int] | None = None) -> list[Row]:
+    """For every triple changed in (after, upto] in these pods — with one of
+    ``predicates`` (term ids) when given — the sum of its per-pod signs and
+    whether some pod holds it now (at ``upto``)."""
+    return list(conn.execute(text(
+        "WITH d AS (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
+        f"  WHERE ct.seq > :a AND ct.seq <= :u AND {_OF_PREDICATES} "
+        "  AND ct.seq IN (SELECT seq FROM changes "
+        "    WHERE pod_id = ANY(:pods) AND seq > :a AND seq <= :u) GROUP BY 1, 2, 3) "
+        "SELECT d.s, d.p, d.o, d.net, (SELECT count(*) FROM pod_triples t WHERE "
+        "  t.pod_id = ANY(:pods) AND t.s = d.s AND t.p = d.p AND t.o = d.o) AS holders FROM d"),
+        {"pods": pods, "a": after, "u": upto, "preds": predicates}).all())
+
+
+def change_count(conn: Connection, pods: list[int], after: int, upto: int,
+                 predicates: list[int] | None = None) -> int:
+    """Changed triples of these pods in (after, upto], with one of
+    ``predicates`` when given: the size of a batch."""
+    return int(conn.execute(text(
+        "SELECT count(*) FROM change_triples ct JOIN changes c ON c.seq = ct.seq "
+        f"WHERE c.pod_id = ANY(:p) AND c.seq > :a AND c.seq <= :u AND {_OF_PREDICATES}"),
+        {"p": pods, "a": after, "u": upto, "preds": predicates}).scalar_one())

@@ -1,0 +1,350 @@
+"""The delta program of a view as an immutable value (counting paper §4).
+
+A plan is a DAG of frozen nodes, one per maintained sub-pattern. Every node
+has an ``id`` derived from its content — its kind, its fields and its
+children's ids — so the same sub-pattern gets the same id in every process,
+every run and every version whose rules produce it; a node's output is a
+function of its content and the data, so state stored under a node id is
+never attached to a different computation. Identical sub-patterns share one
+node. The plan's ``fingerprint`` covers the root and ``SEMANTICS``, the
+version of the node rules and term semantics: a view whose stored
+fingerprint differs from the one the running code builds is rebuilt.
+
+Maintenance state lives with whoever runs the plan (``views.interpret`` in
+memory, the SQL and Spark executors), keyed by node id; nodes hold none.
+
+>>> from views.parse import parse
+>>> p = plan_of(parse("SELECT ?s { ?s <http://e/p> ?o OPTIONAL { ?o <http://e/q> ?z } }").pattern)
+>>> [type(n).__name__ for n in p.nodes]
+['Scan', 'Scan', 'Join', 'Diff', 'Union', 'Project']
+>>> p.fingerprint == plan_of(parse("SELECT ?s { ?s <http://e/p> ?o "
+...     "OPTIONAL { ?o <http://e/q> ?z } }").pattern).fingerprint
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from rdflib.term import Identifier
+
+from views import algebra as A
+from views.errors import UnsupportedFeature
+from views.normalize import normalize
+
+# The version of the node rules and of the term semantics they use. Bump it
+# when a change makes stored state computed by earlier code wrong (a rule's
+# output or the identity of terms changes): every view is then rebuilt.
+SEMANTICS = 1
+
+
+# ------------------------------------------------------------------ nodes
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Node:
+    """A node of the delta program; equal nodes are nodes with equal ids."""
+
+    id: str = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        text = type(self).__name__ + "(" + ",".join(
+            f"{f.name}={_canon(getattr(self, f.name))}"
+            for f in dataclasses.fields(self) if f.name != "id") + ")"
+        object.__setattr__(self, "id", hashlib.sha256(text.encode()).hexdigest()[:32])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Node) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return ()
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Scan(Node):
+    """A BGP (counting paper §4.3, Theorem 4.3). Its output is not stored
+    unless it is the root: reads evaluate it through the indexed data."""
+
+    triples: tuple[A.TriplePattern, ...]
+
+    def describe(self) -> str:
+        return f"BGP of {len(self.triples)} triple patterns: ΔB by Theorem 4.3"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Values(Node):
+    """VALUES: constant rows."""
+
+    rows: tuple[tuple[tuple[str, Identifier], ...], ...]
+
+    def describe(self) -> str:
+        return "VALUES: constant"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class GraphNames(Node):
+    """The non-empty named graphs (GRAPH, normalised)."""
+
+    term: A.Slot
+
+    def describe(self) -> str:
+        return "named graphs: existence changes of ΔG's graphs"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Join(Node):
+    """Join (Theorem 4.5), or the matched half of OPTIONAL with its filter on
+    μ1 ∪ μ2."""
+
+    left: Node
+    right: Node
+    expr: A.Expr | None = None
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.left, self.right)
+
+    def describe(self) -> str:
+        return "Join: Theorem 4.5" + (" with the OPTIONAL's filter" if self.expr else "")
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Diff(Node):
+    """μ1 kept with its annotation while no μ2 in supp(right) blocks it
+    (Theorem 4.6): MINUS (``minus``: compatible and sharing a variable other
+    than ``graph_var``), or OPTIONAL's unmatched half (compatible and
+    satisfying ``expr``)."""
+
+    left: Node
+    right: Node
+    expr: A.Expr | None = None
+    minus: bool = False
+    graph_var: str | None = None
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.left, self.right)
+
+    def describe(self) -> str:
+        kind = "Minus" if self.minus else "Diff (OPTIONAL's unmatched side)"
+        return f"{kind}: Theorem 4.6 over changed right-hand support"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Union(Node):
+    left: Node
+    right: Node
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.left, self.right)
+
+    def describe(self) -> str:
+        return "Union: ΔP1 + ΔP2"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Filter(Node):
+    child: Node
+    expr: A.Expr
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def describe(self) -> str:
+        return "Filter" + _map_rule(self.expr)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Extend(Node):
+    child: Node
+    var: str
+    expr: A.Expr
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def describe(self) -> str:
+        return f"Extend ?{self.var}" + _map_rule(self.expr)
+
+
+def _map_rule(e: A.Expr) -> str:
+    return (": EXISTS re-decided for mappings ΔG touches" if A.has_exists(e)
+            else ": applied to ΔP1")
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Project(Node):
+    child: Node
+    vars: tuple[str, ...]
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def describe(self) -> str:
+        return f"Project {' '.join('?' + v for v in self.vars)}: π(ΔP1)"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Distinct(Node):
+    child: Node
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def describe(self) -> str:
+        return "Distinct: support changes of P1"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Group(Node):
+    """GROUP BY and aggregates: the groups Δ touches are recomputed from
+    their members (so MIN/MAX survive deleting the extreme)."""
+
+    child: Node
+    keys: tuple[A.Expr, ...]
+    aggregates: tuple[A.Aggregate, ...]
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def describe(self) -> str:
+        names = ", ".join(a.fn for a in self.aggregates) or "no aggregate"
+        return f"Group ({names}): touched groups recomputed from their members"
+
+
+def _canon(x: object) -> str:
+    """A deterministic text for a node field: the same in every process
+    (``hash`` is not); terms in their N-Triples form, names quoted."""
+    match x:
+        case Node():
+            return "#" + x.id
+        case Identifier():
+            return x.n3()
+        case str():  # a variable name, or a name such as a function's
+            return json.dumps(x)
+        case None | bool() | int():
+            return repr(x)
+        case tuple():
+            return "(" + ",".join(_canon(v) for v in x) + ")"
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return type(x).__name__ + "(" + ",".join(
+            f"{f.name}={_canon(getattr(x, f.name))}" for f in dataclasses.fields(x)) + ")"
+    raise TypeError(f"cannot fingerprint {type(x).__name__}")
+
+
+# ------------------------------------------------------------------- plan
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A view's delta program: its nodes in post-order (children first, each
+    node once) and the fingerprint that identifies the computation."""
+
+    root: Node
+    nodes: tuple[Node, ...]
+    fingerprint: str
+
+    def explain(self) -> str:
+        """The maintenance plan in words, one node a line (indented under
+        its parent)."""
+        lines: list[str] = []
+
+        def walk(n: Node, depth: int) -> None:
+            lines.append("  " * depth + n.describe())
+            for c in n.children:
+                walk(c, depth + 1)
+
+        walk(self.root, 0)
+        return "\n".join(lines)
+
+    def stored(self, n: Node) -> bool:
+        """Whether ``n``'s output is stored: every node but a BGP below the
+        root (read through the indexed data instead, design note 1)."""
+        return not isinstance(n, Scan) or n is self.root
+
+    def parents(self) -> dict[str, int]:
+        """How many nodes read each node's output (by id)."""
+        count: dict[str, int] = {}
+        for n in self.nodes:
+            for c in n.children:
+                count[c.id] = count.get(c.id, 0) + 1
+        return count
+
+
+def plan_of(pattern: A.Pattern) -> Plan:
+    """The delta program of ``pattern`` (normalised here); raises
+    ``UnsupportedFeature`` for what cannot be maintained."""
+    root = build(normalize(pattern))
+    digest = hashlib.sha256(f"podviews-plan/{SEMANTICS}/{root.id}".encode()).hexdigest()
+    return Plan(root=root, nodes=tuple(postorder(root)), fingerprint=digest[:32])
+
+
+def build(p: A.Pattern) -> Node:
+    """The node of a normalised pattern (counting paper §4.2–4.5)."""
+    match p:
+        case A.BGP():
+            return Scan(triples=p.triples)
+        case A.Values():
+            return Values(rows=p.rows)
+        case A.GraphNames():
+            return GraphNames(term=p.term)
+        case A.Join():
+            return Join(left=build(p.left), right=build(p.right))
+        case A.LeftJoin():
+            if A.has_exists(p.expr):
+                raise UnsupportedFeature("EXISTS inside an OPTIONAL's filter")
+            left, right = build(p.left), build(p.right)
+            # SPARQL 1.1 §18.5: LeftJoin = Filter(expr, Join) ∪ Diff(expr)
+            return Union(left=Join(left=left, right=right, expr=p.expr),
+                         right=Diff(left=left, right=right, expr=p.expr))
+        case A.Minus():
+            return Diff(left=build(p.left), right=build(p.right), minus=True,
+                        graph_var=p.graph_var)
+        case A.Union_():
+            return Union(left=build(p.left), right=build(p.right))
+        case A.Filter():
+            return Filter(child=build(p.p), expr=p.expr)
+        case A.Extend():
+            return Extend(child=build(p.p), var=p.var, expr=p.expr)
+        case A.Project():
+            return Project(child=build(p.p), vars=p.vars)
+        case A.Distinct():
+            return Distinct(child=build(p.p))
+        case A.Group():
+            if any(A.has_exists(e) for e in p.keys) or any(A.has_exists(a.expr)
+                                                          for a in p.aggregates):
+                raise UnsupportedFeature("EXISTS inside GROUP BY or an aggregate")
+            return Group(child=build(p.p), keys=p.keys, aggregates=p.aggregates)
+    raise UnsupportedFeature(f"operator {type(p).__name__}")
+
+
+def postorder(root: Node) -> Iterator[Node]:
+    """Children before parents, each node once."""
+    seen: set[str] = set()
+
+    def visit(n: Node) -> Iterator[Node]:
+        if n.id in seen:
+            return
+        seen.add(n.id)
+        for c in n.children:
+            yield from visit(c)
+        yield n
+
+    return visit(root)
