@@ -106,7 +106,7 @@ class Embedded:
     def _run(self, cmd: list[str], check: bool = True) -> None:
         if self._owner:
             cmd = ["runuser", "-u", self._owner, "--", *cmd]
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if check and done.returncode != 0:
             raise EmbeddedError(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
 

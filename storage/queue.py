@@ -21,7 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 import psycopg
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Row, text
 
 CHANNEL = "podviews_jobs"  # a job may be due
 VIEWS_CHANNEL = "podviews_views"  # a view's job ended (payload: the view's id)
@@ -129,6 +129,22 @@ def report_progress(conn: Connection, job_id: int, done: int, total: int | None 
         "ON CONFLICT (job_id) DO UPDATE SET done = excluded.done, total = excluded.total, "
         "note = excluded.note, updated_at = now()"),
         {"id": job_id, "done": done, "total": total, "note": note})
+
+
+def pending(conn: Connection, view: int | None = None) -> list[Row]:
+    """Jobs queued or running (of ``view`` when given), with their progress
+    (id, kind, view_id, done, total, note): the most recently reporting first."""
+    return list(conn.execute(text(
+        "SELECT j.id, j.kind, j.view_id, p.done, p.total, p.note FROM jobs j "
+        "LEFT JOIN job_progress p ON p.job_id = j.id WHERE j.status IN ('queued', 'running') "
+        "AND (CAST(:view AS bigint) IS NULL OR j.view_id = :view) "
+        "ORDER BY p.updated_at DESC NULLS LAST, j.id"), {"view": view}).all())
+
+
+def dead_among(conn: Connection, ids: list[int]) -> int:
+    """How many of the jobs ``ids`` are dead."""
+    return int(conn.execute(text("SELECT count(*) FROM jobs WHERE id = ANY(:ids) "
+                                 "AND status = 'dead'"), {"ids": ids}).scalar_one())
 
 
 def depth(conn: Connection) -> int:

@@ -76,10 +76,11 @@ def fail(conn: Connection, view: int, note: str) -> None:
 
 
 def unchecked(conn: Connection, engine: str) -> list[Row]:
-    """Views not yet checked against the engine ``engine`` (id, query)."""
-    return conn.execute(text(
-        "SELECT id, query, plan_fingerprint FROM views WHERE status <> 'failed' "
-        "AND plan_engine IS DISTINCT FROM :e ORDER BY id"), {"e": engine}).all()
+    """Ready views not yet checked against the engine ``engine`` (the others
+    are being built by it, or failed)."""
+    return list(conn.execute(text(
+        "SELECT id, query, plan_fingerprint FROM views WHERE status = 'ready' "
+        "AND plan_engine IS DISTINCT FROM :e ORDER BY id"), {"e": engine}).all())
 
 
 def advance(conn: Connection, view: int, status: str, upto: int) -> None:

@@ -2,7 +2,9 @@
 
 PODVIEWS_TEST_DATABASE_URL names a server to use; otherwise the local server
 on 127.0.0.1:5432 is used when it answers (unless PODVIEWS_TEST_EMBEDDED is
-set), else an embedded cluster is started for the session. Each test gets a fresh database of its own.
+set), else an embedded cluster is started for the session. Each test gets a
+fresh database of its own; a migrated one is copied from a template migrated
+once per test session (``CREATE DATABASE … TEMPLATE``).
 """
 
 from __future__ import annotations
@@ -49,13 +51,15 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @contextmanager
-def scratch_database(server: str, prefix: str = "pv", migrate: bool = False) -> Iterator[str]:
-    """The URL of a new database on ``server`` (migrated if asked), dropped
-    afterwards."""
+def scratch_database(server: str, prefix: str = "pv", migrate: bool = False,
+                     template: str | None = None) -> Iterator[str]:
+    """The URL of a new database on ``server`` (a copy of ``template``, or
+    migrated if asked), dropped afterwards."""
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
     with admin.connect() as c:
-        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
+        copy = f' TEMPLATE "{template}"' if template else ""
+        c.execute(sa.text(f'CREATE DATABASE "{name}"{copy}'))
     url = sa.make_url(server).set(database=name).render_as_string(hide_password=False)
     try:
         if migrate:
@@ -69,6 +73,15 @@ def scratch_database(server: str, prefix: str = "pv", migrate: bool = False) -> 
         admin.dispose()
 
 
+@pytest.fixture(scope="session")
+def migrated_template(pg_server: str) -> Iterator[str]:
+    """A database migrated once for the whole session, the template of every
+    ``migrated`` one (nothing connects to it afterwards)."""
+    with scratch_database(pg_server, "pvtemplate", migrate=True) as url:
+        sa.create_engine(url).dispose()
+        yield sa.make_url(url).database or ""
+
+
 @pytest.fixture
 def database(pg_server: str) -> Iterator[str]:
     """The URL of a fresh, empty database, dropped afterwards."""
@@ -77,8 +90,7 @@ def database(pg_server: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def migrated(database: str) -> str:
-    from storage.migrate import upgrade
-
-    upgrade(database)
-    return database
+def migrated(pg_server: str, migrated_template: str) -> Iterator[str]:
+    """The URL of a fresh database at the latest revision, dropped afterwards."""
+    with scratch_database(pg_server, template=migrated_template) as url:
+        yield url

@@ -10,12 +10,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Union
 
 from rdflib.term import Identifier
 
 Term = Identifier
-Slot = Union[str, Term]  # a variable name or a constant term
+Slot = str | Term  # a variable name or a constant term
 
 
 def is_var(x: object) -> bool:
@@ -56,7 +55,7 @@ class Exists:
     negated: bool
 
 
-Expr = Union[Var, Const, Call, Exists]
+Expr = Var | Const | Call | Exists
 
 
 # ------------------------------------------------------------------- patterns
@@ -167,10 +166,8 @@ class Group:
     aggregates: tuple[Aggregate, ...]
 
 
-Pattern = Union[
-    BGP, Join, LeftJoin, Union_, Minus, Filter, Extend, Values, Project, Distinct, Graph, Group,
-    GraphNames,
-]
+Pattern = (BGP | Join | LeftJoin | Union_ | Minus | Filter | Extend | Values | Project | Distinct
+           | Graph | Group | GraphNames)
 
 
 # ---------------------------------------------------------------------- query

@@ -6,20 +6,39 @@ its progress rows, written on a connection of their own, are what shows."""
 
 from __future__ import annotations
 
+import argparse
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
+from server.cli.common import DB_HELP, database
 from server.cli.progress import progress
+from storage import queue
 
-_PENDING = sa.text(
-    "SELECT j.id, j.kind, j.view_id, p.done, p.total, p.note FROM jobs j "
-    "LEFT JOIN job_progress p ON p.job_id = j.id WHERE j.status IN ('queued', 'running') "
-    "AND (CAST(:view AS bigint) IS NULL OR j.view_id = :view) "
-    "ORDER BY p.updated_at DESC NULLS LAST, j.id")
-_DEAD = sa.text("SELECT count(*) FROM jobs WHERE id = ANY(:ids) AND status = 'dead'")
+
+def add(sub: Any) -> None:
+    watch = sub.add_parser("watch", help="follow the maintenance queue until it drains: jobs "
+                           "done, the running job, a backfill's nodes done (exit 1 if a job "
+                           "died)")
+    watch.add_argument("--database-url", default=None, help=DB_HELP)
+    watch.add_argument("--view", type=int, default=None, help="only this view's jobs")
+    watch.add_argument("--timeout", type=float, default=None,
+                       help="give up after this many seconds (exit 124)")
+    watch.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with database(args) as url:
+        try:
+            done, dead = watch(url, args.view, args.timeout)
+        except TimeoutError as e:
+            print(f"watch: {e}", file=sys.stderr)
+            return 124
+    print(f"{done} jobs done, {dead} dead" + (" (see GET /views/{id})" if dead else ""))
+    return 1 if dead else 0
 
 
 def watch(url: str, view: int | None = None, timeout: float | None = None,
@@ -35,7 +54,7 @@ def watch(url: str, view: int | None = None, timeout: float | None = None,
         with progress("maintenance jobs") as advance:
             while True:
                 with engine.connect() as c:
-                    rows = c.execute(_PENDING, {"view": view}).all()
+                    rows = queue.pending(c, view)
                 pending = {r.id for r in rows}
                 now_ended = seen - pending - ended
                 seen |= pending
@@ -47,7 +66,7 @@ def watch(url: str, view: int | None = None, timeout: float | None = None,
                     raise TimeoutError(f"{len(rows)} jobs still pending after {timeout} s")
                 time.sleep(poll)
         with engine.connect() as c:
-            dead = int(c.execute(_DEAD, {"ids": sorted(seen)}).scalar_one())
+            dead = queue.dead_among(c, sorted(seen))
     finally:
         engine.dispose()
     return len(seen) - dead, dead

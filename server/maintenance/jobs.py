@@ -71,8 +71,10 @@ class Run:
         return krel.by_node(self.view.tables)
 
 
-def run_one(engine: sa.Engine, worker: str, router: Router = Router()) -> bool:
-    """Claim and run one due job; False when there was none."""
+def run_one(engine: sa.Engine, worker: str, router: Router | None = None) -> bool:
+    """Claim and run one due job (on the executor ``router`` picks, the
+    default one if not given); False when there was none."""
+    router = router or Router()
     with engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
         try:
             job = queue.claim(conn, worker)

@@ -40,8 +40,6 @@ def reconcile(engine: sa.Engine) -> tuple[int, int]:
     checked = rebuilding = 0
     with engine.begin() as conn:
         for v in views_repo.unchecked(conn, ENGINE):
-            if v.plan_fingerprint is None:
-                continue  # its backfill is queued: it will be built by this engine
             try:
                 fingerprint = compiled(v.query).plan.fingerprint
             except EngineError as e:

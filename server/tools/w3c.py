@@ -134,7 +134,7 @@ def run_test(test: W3CTest, mode: str, seed: int, sql: _SqlHarness | None = None
         return Outcome(test.id, "unsupported", e.feature)
     except EngineError as e:
         return Outcome(test.id, "failed", str(e))
-    except Exception as e:  # a crash is a failure, reported with its type
+    except Exception as e:  # noqa: BLE001 - a crash is a failure, reported with its type
         return Outcome(test.id, "failed", f"{type(e).__name__}: {e}")
     return Outcome(test.id, "failed" if problem else "passed", problem or "")
 

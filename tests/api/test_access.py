@@ -86,8 +86,9 @@ CASES: dict[str, tuple[Request, tuple[int, ...]]] = {
 
 
 @pytest.fixture(scope="module")
-def w(pg_server: str):  # type: ignore[no-untyped-def]
-    with scratch_database(pg_server, "pv_access", migrate=True) as url, world(url) as w:
+def w(pg_server: str, migrated_template: str):  # type: ignore[no-untyped-def]
+    with scratch_database(pg_server, "pv_access", template=migrated_template) as url, \
+            world(url) as w:
         _resource(w, "doc")
         w.view = _view(w)  # type: ignore[attr-defined]
         yield w

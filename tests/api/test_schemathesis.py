@@ -18,8 +18,9 @@ from tests.conftest import scratch_database
 
 
 @pytest.fixture(scope="module")
-def api(pg_server: str) -> Iterator[tuple[World, object]]:
-    with scratch_database(pg_server, "pv_fuzz", migrate=True) as url, world(url) as w:
+def api(pg_server: str, migrated_template: str) -> Iterator[tuple[World, object]]:
+    with scratch_database(pg_server, "pv_fuzz", template=migrated_template) as url, \
+            world(url) as w:
         # agents, pods, a resource, a view and a consent to hit
         w.client.put("/pods/alice/doc", content="<#a> <#b> 1 .",
                      headers={**TURTLE, **w.as_("owner")})

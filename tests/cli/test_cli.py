@@ -8,6 +8,7 @@ import threading
 import pytest
 import sqlalchemy as sa
 from rdflib import Literal, URIRef
+
 from server.cli.main import build_parser, main
 
 

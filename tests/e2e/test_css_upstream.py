@@ -50,10 +50,10 @@ def css() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def front(css: str, pg_server: str) -> Iterator[str]:
-    with scratch_database(pg_server, "pv_css") as url:
-        with serving({"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
-                      "PODVIEWS_UPSTREAM_URL": css, "PODVIEWS_ADMIN_TOKEN": ADMIN}) as base:
-            yield base
+    with scratch_database(pg_server, "pv_css") as url, serving(
+            {"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
+             "PODVIEWS_UPSTREAM_URL": css, "PODVIEWS_ADMIN_TOKEN": ADMIN}) as base:
+        yield base
 
 
 QUERY = """PREFIX foaf: <http://xmlns.com/foaf/0.1/>

@@ -27,10 +27,10 @@ ADMIN = "e2e-admin-token"
 @pytest.fixture(scope="module")
 def served(pg_server: str) -> Iterator[tuple[str, str]]:
     """(base URL, database URL) of a server process on a fresh database."""
-    with scratch_database(pg_server, "pv_e2e") as url:
-        with serving({"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
-                      "PODVIEWS_ADMIN_TOKEN": ADMIN}) as base:
-            yield base, url
+    with scratch_database(pg_server, "pv_e2e") as url, serving(
+            {"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
+             "PODVIEWS_ADMIN_TOKEN": ADMIN}) as base:
+        yield base, url
 
 
 def _explore_query_1(p: dict[str, str]) -> str:

@@ -58,7 +58,8 @@ def q1_params(data: Path) -> dict[str, str]:
     import pyoxigraph as ox
 
     store = ox.Store()
-    store.bulk_load(gzip.open(data, "rb").read(), format=ox.RdfFormat.N_TRIPLES)
+    with gzip.open(data, "rb") as f:
+        store.bulk_load(f.read(), format=ox.RdfFormat.N_TRIPLES)
     q = PREFIXES + """SELECT ?type ?f1 ?f2 (MIN(?v) AS ?low) WHERE {
         ?p a ?type ; bsbm:productFeature ?f1, ?f2 ; bsbm:productPropertyNumeric1 ?v .
         ?type rdfs:subClassOf ?super . FILTER(str(?f1) < str(?f2)) }
@@ -133,7 +134,8 @@ def run_backfill_bsbm(server_url: str, data: Path, executors: list[str]) -> list
 
 
 def update_stream(path: Path, count: int) -> list[list[tuple]]:
-    text = gzip.open(path, "rt", encoding="utf-8").read()
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        text = f.read()
     out = []
     for chunk in text.split("#__SEP__")[:count]:
         g = Graph()

@@ -1,0 +1,41 @@
+"""``podviews serve``: the HTTP API and maintenance workers, over the given
+database or an embedded one."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from typing import Any
+
+from server.cli.common import database, settings
+
+
+def add(sub: Any) -> None:
+    serve = sub.add_parser("serve", help="run the HTTP API and maintenance workers; with no "
+                           "database URL, an embedded Postgres under PODVIEWS_DATA_DIR")
+    serve.add_argument("--host", default=None, help="interface to listen on [PODVIEWS_HOST]")
+    serve.add_argument("--port", type=int, default=None, help="port [PODVIEWS_PORT]")
+    serve.add_argument("--database-url", default=None,
+                       help="database URL [PODVIEWS_DATABASE_URL]; default: embedded")
+    serve.add_argument("--workers", type=int, default=None,
+                       help="maintenance worker threads [PODVIEWS_WORKERS]; 0: run "
+                            "`podviews worker` apart")
+    serve.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from server.api.ops.observability import configure_logging
+    from server.app import create_app
+
+    config = settings(args)
+    with database(args) as url:
+        # uvicorn shuts down gracefully on SIGTERM, then raises it again: let
+        # that end this function normally, so the embedded cluster is stopped
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        configure_logging()
+        uvicorn.run(create_app(url, config, workers=config.workers),
+                    host=config.host, port=config.port, log_config=None)
+    return 0

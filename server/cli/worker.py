@@ -1,0 +1,37 @@
+"""``podviews worker``: run maintenance jobs until SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from typing import Any
+
+from server.cli.common import DB_HELP, database, settings
+
+
+def add(sub: Any) -> None:
+    worker = sub.add_parser("worker", help="run maintenance jobs until SIGTERM")
+    worker.add_argument("--database-url", default=None, help=DB_HELP)
+    worker.add_argument("--executor", choices=("sql", "spark", "auto"), default=None,
+                        help="executor of every job, or auto: Spark from --spark-threshold "
+                             "triples of work [PODVIEWS_EXECUTOR, default auto]")
+    worker.add_argument("--spark-master", default=None,
+                        help="Spark master URL [PODVIEWS_SPARK_MASTER, default local[*]]")
+    worker.add_argument("--spark-threshold", type=int, default=None,
+                        help="triples of work from which auto picks Spark "
+                             "[PODVIEWS_SPARK_THRESHOLD, default 100000]")
+    worker.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    stop = threading.Event()  # set before the heavy imports: a SIGTERM then stops cleanly
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    from server.maintenance.worker import run as work
+
+    with database(args) as url:
+        logging.basicConfig(level=logging.INFO)
+        work(url, stop=stop, router=settings(args).router())
+    return 0
