@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
+import psycopg
+from sqlalchemy import Connection
 from sqlalchemy.exc import OperationalError
 
 from storage.embedded import Embedded
@@ -23,6 +25,13 @@ def open_database(url: str | None, data_dir: Path) -> tuple[str, Embedded | None
         return url.replace("postgresql://", "postgresql+psycopg://", 1), None
     pg = Embedded(data_dir / "postgres")
     return pg.start(), pg
+
+
+def raw(conn: Connection) -> psycopg.Connection:
+    """The driver's connection under ``conn`` (for COPY), in its transaction."""
+    driver = conn.connection.driver_connection
+    assert isinstance(driver, psycopg.Connection)
+    return driver
 
 
 TRANSIENT = ("40001", "40P01")  # serialization failure, deadlock detected

@@ -39,7 +39,7 @@ def table_name(view: int, node: str, schema: Iterable[str]) -> str:
     return f"kr_{view}_{node[:16]}_{h}"
 
 
-def column_names(variables: Sequence[str]) -> list[str]:
+def column_names(variables: Sequence[object]) -> list[str]:
     """The columns of a schema's variables (sorted): ``c0, c1, …``."""
     return [f"c{i}" for i in range(len(variables))]
 

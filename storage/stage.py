@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from sqlalchemy import Connection, text
 
 from storage import krel
+from storage.db import raw
 from storage.codec import Codec
 from storage.krel import column_names, key_columns, schema_key
 from views.terms import term_of
@@ -27,11 +28,10 @@ STAGE = "spark_stage"
 
 def load(conn: Connection, width: int, csv: bytes) -> None:
     """Stage rows ``node, schema, c0 … c<width-1>, k`` given as CSV (with a header)."""
-    cols = "".join(f", c{i} BIGINT" for i in range(width))
+    cols = "".join(f", {c} BIGINT" for c in column_names(range(width)))
     conn.execute(text(f"CREATE TEMP TABLE {STAGE} (node TEXT NOT NULL, schema TEXT NOT NULL"
                       f"{cols}, k BIGINT NOT NULL) ON COMMIT DROP"))
-    raw = conn.connection.driver_connection
-    with raw.cursor().copy(f"COPY {STAGE} FROM STDIN WITH (FORMAT csv, HEADER true)") as copy:
+    with raw(conn).cursor().copy(f"COPY {STAGE} FROM STDIN WITH (FORMAT csv, HEADER true)") as copy:
         copy.write(csv)
     conn.execute(text(f"CREATE INDEX ON {STAGE} (node, schema)"))
     conn.execute(text(f"ANALYZE {STAGE}"))
@@ -64,9 +64,9 @@ def merge(conn: Connection, view: int, nodes: Iterable[str], mapped: bool) -> in
     tables = krel.tables(conn, view)
     for r in staged:  # tables for schemas seen for the first time
         schema = frozenset(json.loads(r.schema))
-        node = tables.setdefault(r.node, {})
-        if schema not in node:
-            node[schema] = krel.create(conn, view, r.node, schema)
+        known = tables.setdefault(r.node, {})
+        if schema not in known:
+            known[schema] = krel.create(conn, view, r.node, schema)
     present = {(r.node, r.schema) for r in staged}
     changed = 0
     for node in nodes:

@@ -39,7 +39,8 @@ class GraphIndex:
 
     def __init__(self) -> None:
         self.triples: set[tuple] = set()
-        self.by = (defaultdict(set), defaultdict(set), defaultdict(set))
+        self.by: tuple[defaultdict[Identifier, set[tuple]], ...] = (
+            defaultdict(set), defaultdict(set), defaultdict(set))
 
     def add(self, t: tuple) -> None:
         self.triples.add(t)
@@ -141,8 +142,12 @@ class Dataset:
             for t in self.default.match(s, p, o):
                 yield (None, *t)
             return
-        graphs = self.named.items() if g is ANY_NAMED else (
-            ((g, self.named[g]),) if g in self.named else ())
+        graphs: Iterable[tuple[Identifier, GraphIndex]]
+        if g is ANY_NAMED:
+            graphs = self.named.items()
+        else:
+            assert isinstance(g, Identifier)
+            graphs = ((g, self.named[g]),) if g in self.named else ()
         for name, idx in graphs:
             for t in idx.match(s, p, o):
                 yield (name, *t)

@@ -53,7 +53,7 @@ class Batch:
         self.old: QuadStore = _EMPTY if fresh else Before(new, delta)
         self.d: dict[str, KSet] = {}
         self._before = before
-        self.by_predicate: dict[Identifier, list[tuple[tuple, int]]] = {}
+        self.by_predicate: dict[A.Slot, list[tuple[tuple, int]]] = {}
         for quad, sign in delta.items():
             self.by_predicate.setdefault(quad[2], []).append((quad, sign))
 
@@ -73,6 +73,10 @@ class Batch:
 
 class _NoQuads:
     """The empty dataset: G before a backfill."""
+
+    def match(self, g: object, s: Identifier | None, p: Identifier | None,
+              o: Identifier | None) -> list[tuple]:
+        return []
 
     def match_many(self, keys: Sequence[tuple]) -> list[list[tuple]]:
         return [[] for _ in keys]

@@ -53,7 +53,7 @@ def schemas(p: A.Pattern) -> Schemas:
 
 
 def _subsets(names: set[str]) -> list[frozenset[str]]:
-    out = [frozenset()]
+    out: list[frozenset[str]] = [frozenset()]
     for n in sorted(names):
         out += [s | {n} for s in out]
     return out

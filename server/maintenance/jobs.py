@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Row
 
 from server.executors import sql
-from server.executors.spark.render import NotOnSpark
+from server.executors.spark.config import NotOnSpark
 from server.maintenance.plans import ENGINE
 from server.maintenance.router import Router
 from storage import changes, consents, krel, pods_graph, queue, views_repo

@@ -27,7 +27,10 @@ def run(url: str, name: str | None = None, stop: threading.Event | None = None,
     waker = Waker(url)
     log.info("worker %s started", name)
     try:
-        plans.reconcile(engine)
+        try:
+            plans.reconcile(engine)
+        except sa.exc.SQLAlchemyError:  # jobs still check their plan one by one
+            log.exception("worker %s: checking the views' plans failed", name)
         while not stop.is_set():
             try:
                 ran = jobs.run_one(engine, name, router or Router())

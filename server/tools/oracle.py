@@ -9,7 +9,7 @@ from typing import Any
 
 import pyoxigraph as ox
 from rdflib import URIRef
-from rdflib.term import Literal
+from rdflib.term import BNode, Identifier, Literal
 
 from views.results import solutions
 from views.terms import numeric_type, numeric_value
@@ -31,9 +31,16 @@ def canon(t: object) -> tuple:
     return ("l", str(lit), dt, lit.language or "")
 
 
+def ox_solutions(store: ox.Store, query: str) -> ox.QuerySolutions:
+    """pyoxigraph's solutions of a SELECT query."""
+    found = store.query(query)
+    assert isinstance(found, ox.QuerySolutions), "not a SELECT query"
+    return found
+
+
 def oxigraph_rows(store: ox.Store, query: str, variables: tuple[str, ...]) -> Counter:
     rows: Counter = Counter()
-    for sol in store.query(query):
+    for sol in ox_solutions(store, query):
         rows[tuple(sorted((v, canon(sol[v])) for v in variables if sol[v] is not None))] += 1
     return rows
 
@@ -42,3 +49,25 @@ def our_rows(q: Any, view: dict, variables: tuple[str, ...]) -> Counter:  # type
     """The solutions of compiled query ``q`` over the K-set ``view``."""
     return Counter(tuple(sorted((v, canon(t)) for v, t in r.items() if v in variables))
                    for r in solutions(q, view))
+
+
+def to_ox(t: Identifier) -> ox.NamedNode | ox.BlankNode | ox.Literal:
+    """Our term as pyoxigraph's."""
+    if isinstance(t, URIRef):
+        return ox.NamedNode(str(t))
+    if isinstance(t, BNode):
+        return ox.BlankNode(str(t))
+    assert isinstance(t, Literal), f"not an RDF term: {t!r}"
+    if t.language:
+        return ox.Literal(str(t), language=t.language)
+    return ox.Literal(str(t), datatype=ox.NamedNode(str(t.datatype)) if t.datatype else None)
+
+
+def ox_quad(q: tuple) -> ox.Quad:
+    """A triple ``(s, p, o)`` (default graph) or quad ``(g, s, p, o)`` (g None:
+    the default graph) as pyoxigraph's quad."""
+    g, s, p, o = q if len(q) == 4 else (None, *q)
+    subject, predicate, obj = to_ox(s), to_ox(p), to_ox(o)
+    assert not isinstance(subject, ox.Literal) and isinstance(predicate, ox.NamedNode)
+    graph = ox.DefaultGraph() if g is None else ox.NamedNode(str(g))
+    return ox.Quad(subject, predicate, obj, graph)

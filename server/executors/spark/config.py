@@ -5,6 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from views.errors import UnsupportedFeature
+
+
+class NotOnSpark(UnsupportedFeature):
+    """A node the Spark executor does not render (the router keeps the view
+    on the SQL executor)."""
+
 
 @dataclass(frozen=True)
 class SparkConfig:

@@ -89,19 +89,21 @@ def _reader(spark: Any, url: Any, snapshot: str, top: int) -> Callable[[str, str
 
 def _staged(ev: Evaluator, outputs: dict[str, Frames], width: int) -> DataFrame:
     """Every node's rows in the staging layout: node, schema, c0…, k."""
-    from storage.krel import schema_key
+    from storage.krel import column_names, schema_key
 
     F = ev.F
     parts = []
     for node, frames in outputs.items():
         for s, df in frames.items():
             names = sorted(s)
-            cols = [F.col(col(v)).alias(f"c{j}") for j, v in enumerate(names)]
-            cols += [F.lit(None).cast("long").alias(f"c{j}") for j in range(len(names), width)]
+            staged = column_names(range(width))
+            cols = [F.col(col(v)).alias(staged[j]) for j, v in enumerate(names)]
+            cols += [F.lit(None).cast("long").alias(c) for c in staged[len(names):]]
             parts.append(df.select(F.lit(node).alias("node"),
                                    F.lit(schema_key(s)).alias("schema"), *cols, "k"))
     out = ev.spark.createDataFrame([], ", ".join(
-        ["node string", "schema string", *[f"c{j} long" for j in range(width)], "k long"]))
+        ["node string", "schema string", *[f"{c} long" for c in column_names(range(width))],
+         "k long"]))
     for p in parts:
         out = out.unionByName(p)
     return out

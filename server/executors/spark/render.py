@@ -26,20 +26,15 @@ from rdflib.term import Identifier
 
 import views.parse  # noqa: F401  (keeps literals' lexical forms in the UDF workers too)
 from views import algebra as A
+from server.executors.spark.config import NotOnSpark
 from views import plan as P
 from views.aggregates import group_key, group_row
-from views.errors import UnsupportedFeature
 from views.expr import truth, try_evaluate
 from views.kset import Mu, mu
 from views.terms import digest, fields_of, term_of
 
 DataFrame = Any  # pyspark.sql.DataFrame; pyspark is imported lazily
 Frames = dict[frozenset[str], DataFrame]
-
-
-class NotOnSpark(UnsupportedFeature):
-    """A node the Spark executor does not render (the router keeps the view
-    on the SQL executor)."""
 
 
 def col(v: str) -> str:

@@ -50,7 +50,7 @@ from server.tools.bench.pipeline import (
     q1_params,
     update_stream,
 )
-from server.tools.oracle import our_rows, oxigraph_rows
+from server.tools.oracle import ox_quad, ox_solutions, our_rows, oxigraph_rows
 from storage import catalog, krel, pods, views_repo
 from views.compile import compile_query
 
@@ -76,22 +76,16 @@ class PaperRow:
     by_update: dict[str, float] = field(default_factory=dict)  # kind -> median ms
 
 
-def _ox(t: object) -> ox.NamedNode | ox.BlankNode | ox.Literal:
-    if isinstance(t, URIRef):
-        return ox.NamedNode(str(t))
-    if isinstance(t, BNode):
-        return ox.BlankNode(str(t))
-    assert isinstance(t, Literal)
-    if t.language:
-        return ox.Literal(str(t), language=t.language)
-    return ox.Literal(str(t), datatype=ox.NamedNode(str(t.datatype)) if t.datatype else None)
+def _value(t: object) -> str:
+    assert t is not None and hasattr(t, "value"), "unbound"
+    return str(t.value)
 
 
 def _one(store: ox.Store, query: str) -> dict[str, str]:
-    result = store.query(PREFIXES + query)
-    sol = next(iter(result))  # type: ignore[call-overload]
-    return {v.value: (f"<{sol[v].value}>" if isinstance(sol[v], ox.NamedNode) else sol[v].value)
-            for v in result.variables if sol[v] is not None}  # type: ignore[union-attr]
+    result = ox_solutions(store, PREFIXES + query)
+    sol = next(iter(result))
+    return {v.value: (f"<{t.value}>" if isinstance(t, ox.NamedNode) else t.value)
+            for v in result.variables if (t := sol[v]) is not None}
 
 
 def parameters(store: ox.Store, data: Path) -> dict[str, str]:
@@ -158,7 +152,7 @@ class Pod:
         self.engine = engine
         self.parts: dict[str, set[tuple]] = defaultdict(set)
         self.store = ox.Store()
-        self.store.bulk_extend(ox.Quad(*(_ox(x) for x in t)) for t in triples)  # type: ignore[misc]
+        self.store.bulk_extend(ox_quad(t) for t in triples)
         for t in triples:
             self.parts[self._part(t[0])].add(t)
         with engine.begin() as c:
@@ -172,10 +166,10 @@ class Pod:
         touched = {self._part(t[0]) for t in add | remove}
         for t in remove:
             self.parts[self._part(t[0])].discard(t)
-            self.store.remove(ox.Quad(*(_ox(x) for x in t)))  # type: ignore[misc]
+            self.store.remove(ox_quad(t))
         for t in add:
             self.parts[self._part(t[0])].add(t)
-            self.store.add(ox.Quad(*(_ox(x) for x in t)))  # type: ignore[misc]
+            self.store.add(ox_quad(t))
         with self.engine.begin() as c:
             for name in sorted(touched):
                 pods.put_resource(c, self.pod, name,
@@ -223,13 +217,14 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
         view = register_view(c, pod.consumer, name, text)
     drain(engine, router)
 
-    if name in TOUCHED and TOUCHED[name] is not None:
-        found = pod.store.query(PREFIXES + TOUCHED[name] + " ORDER BY ?product LIMIT 10")
-        products = [s["product"].value for s in found]  # type: ignore[union-attr]
+    touched = TOUCHED.get(name)
+    if touched is not None:
+        found = ox_solutions(pod.store, PREFIXES + touched + " ORDER BY ?product LIMIT 10")
+        products = [_value(s["product"]) for s in found]
     elif name == "Q2":
         products = [params["xyz"].strip("<>")]
     else:
-        products = sorted({s["product"].value for s in pod.store.query(text)})  # type: ignore[union-attr]
+        products = sorted({_value(s["product"]) for s in ox_solutions(pod.store, text)})
     gone = pod.subjects(products)
     steps: list[tuple[str, set[tuple], set[tuple]]] = [
         ("delete products", set(), gone), ("re-insert products", gone, set()),
@@ -245,7 +240,7 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
             drain(engine, router)
             times[kind] = (time.perf_counter() - t) * 1000
             t = time.perf_counter()
-            list(pod.store.query(text))  # type: ignore[call-overload]
+            list(ox_solutions(pod.store, text))
             ox_times.append((time.perf_counter() - t) * 1000)
             with engine.connect() as c:
                 got = our_rows(whole, catalog.view_results(c, view), q.variables)
