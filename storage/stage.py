@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from sqlalchemy import Connection, text
 
 from storage import krel
-from storage.db import raw
 from storage.codec import Codec
+from storage.db import raw
 from storage.krel import column_names, key_columns, schema_key
 from views.terms import term_of
 

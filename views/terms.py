@@ -167,7 +167,7 @@ def order_key(t: Identifier | None) -> tuple:  # type: ignore[type-arg]
 
 # ------------------------------------------------------- dictionary encoding
 
-TermFields = tuple[int, str, Union[str, None], Union[str, None]]
+TermFields = tuple[int, str, str | None, str | None]
 KINDS = {URIRef: 0, BNode: 1, Literal: 2}
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from server.cli.common import print_rows
 from server.tools import paths
 
+
 def add(sub: Any) -> None:
     bench = sub.add_parser("bench", help="benchmarks, printed as tables of ratios")
     bench.add_argument("scenario", choices=tuple(_SCENARIOS))

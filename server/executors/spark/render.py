@@ -25,8 +25,8 @@ from typing import Any
 from rdflib.term import Identifier
 
 import views.parse  # noqa: F401  (keeps literals' lexical forms in the UDF workers too)
-from views import algebra as A
 from server.executors.spark.config import NotOnSpark
+from views import algebra as A
 from views import plan as P
 from views.aggregates import group_key, group_row
 from views.expr import truth, try_evaluate

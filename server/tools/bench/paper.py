@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import sqlalchemy as sa
-from rdflib import RDF, RDFS, BNode, Literal, URIRef
+from rdflib import RDF, RDFS, Literal, URIRef
 
 from server.api.views.service import register_view
 from server.cli.progress import progress
@@ -50,7 +50,7 @@ from server.tools.bench.pipeline import (
     q1_params,
     update_stream,
 )
-from server.tools.oracle import ox_quad, ox_solutions, our_rows, oxigraph_rows
+from server.tools.oracle import our_rows, ox_quad, ox_solutions, oxigraph_rows
 from storage import catalog, krel, pods, views_repo
 from views.compile import compile_query
 
