@@ -1,9 +1,11 @@
-"""The FastAPI application: LDP, views and admin over one database; with
-``workers`` > 0 it also runs that many maintenance workers as threads for
-its lifetime (``podviews serve``)."""
+"""The FastAPI application: LDP, views, consents, admin and operations over
+one database; with ``workers`` > 0 it also runs that many maintenance
+workers as threads for its lifetime (the in-process tests do;
+``podviews serve`` runs workers as processes of their own)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -34,7 +36,8 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         threads[:] = [threading.Thread(target=worker.run, name=f"worker-{i}", daemon=True,
                                        kwargs={"url": url, "stop": stop,
-                                               "router": settings.router(), "idle_wait": 0.5})
+                                               "router": settings.router(),
+                                               "limits": settings.limits(), "idle_wait": 0.5})
                       for i in range(workers)]
         for t in threads:
             t.start()
@@ -62,14 +65,27 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
     app.include_router(views_router)
     app.include_router(ldp_router)
 
+    health = sa.create_engine(url, pool_size=1, max_overflow=0, pool_pre_ping=True,
+                              pool_timeout=HEALTH_TIMEOUT)
+
     @app.get("/healthz", tags=["ops"], responses={503: {}})
-    def healthz() -> Response:
+    async def healthz() -> Response:
+        """Alive, and the database answers: checked on a connection of its
+        own, off the event loop and outside the request thread pool, within
+        ``HEALTH_TIMEOUT`` seconds — whatever the other requests are doing."""
         try:
-            with engine.connect() as c:
-                ops.ping(c)
-        except sa.exc.OperationalError:
+            await asyncio.wait_for(asyncio.to_thread(_ping, health), HEALTH_TIMEOUT)
+        except (sa.exc.SQLAlchemyError, TimeoutError):
             return Response('{"status": "database unreachable"}', 503,
-                            media_type="application/json")
+                            media_type="application/json", headers={"Retry-After": "1"})
         return Response('{"status": "ok"}', media_type="application/json")
 
     return app
+
+
+HEALTH_TIMEOUT = 2.0
+
+
+def _ping(engine: sa.Engine) -> None:
+    with engine.connect() as c:
+        ops.ping(c)

@@ -9,6 +9,7 @@ from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from server.executors.spark.config import SparkConfig
+from server.maintenance.limits import Limits
 from server.maintenance.router import Router
 
 DEV_ADMIN_TOKEN = "dev-admin-token"
@@ -31,17 +32,26 @@ class Settings(BaseSettings):
     database_url: str | None = None  # None: an embedded Postgres under data_dir
     data_dir: Path = Path(user_data_dir())
     upstream_url: str | None = None  # a Solid server the pods live on (writes go there first)
-    workers: int = 1  # maintenance worker threads inside `podviews serve`
+    workers: int = 1  # maintenance worker processes `podviews serve` runs beside the API
     executor: str = "auto"  # sql | spark | auto (the router picks by the size of the work)
     spark_master: str = "local[*]"
     spark_threshold: int = 100_000  # triples of work from which auto picks Spark
     jdbc_jar: str = "/usr/share/java/postgresql.jar"  # Postgres JDBC driver for Spark
+    # limits on what a request may ask (problem documents beyond them)
+    max_query_depth: int = 64  # brackets nested in a view's query
+    max_views_per_consumer: int = 100
+    max_view_rows: int = 1_000_000  # estimated at registration; one node's change in one job
+    max_state_rows: int = 10_000_000  # rows all of a view's K-relations may hold
+    page_rows: int = 10_000  # solutions a results page holds unless ?limit= says fewer
 
     @model_validator(mode="after")
     def _no_default_secret_outside_development(self) -> Settings:
         if self.env != "development" and self.admin_token == DEV_ADMIN_TOKEN:
             raise ValueError("PODVIEWS_ADMIN_TOKEN must be set outside development")
         return self
+
+    def limits(self) -> Limits:
+        return Limits(self.max_view_rows, self.max_state_rows)
 
     def router(self) -> Router:
         return Router(self.executor, self.spark_threshold,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import DataError
+from sqlalchemy.exc import DataError, OperationalError
 
 from views.errors import EngineError, SparqlSyntaxError, UnsupportedFeature
 
@@ -61,6 +61,12 @@ class NotReady(ServiceError):
     status = 503
 
 
+class OverLimit(ServiceError):
+    """The request is valid but asks for more than this server allows."""
+
+    status = 422
+
+
 class BadRequest(ServiceError):
     """The request is malformed."""
 
@@ -98,6 +104,14 @@ def install(app: FastAPI) -> None:
         faults = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
                            for err in e.errors())
         return problem(422, "Invalid request", faults)
+
+    @app.exception_handler(OperationalError)
+    async def _database_away(_: Request, e: OperationalError) -> JSONResponse:
+        # the database is unreachable, restarting or too busy: nothing was
+        # stored (the transaction did not commit); the pool reconnects
+        response = problem(503, "Service unavailable", "the database is unavailable; retry")
+        response.headers["Retry-After"] = "1"
+        return response
 
     @app.exception_handler(DataError)
     async def _unstorable(_: Request, e: DataError) -> JSONResponse:

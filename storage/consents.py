@@ -68,6 +68,22 @@ def adopt_consents(conn: Connection, view: int, seq: int) -> None:
         {"v": view, "s": seq})
 
 
+def consented_pods(conn: Connection, consumer: int) -> list[int]:
+    """Pods whose owners consent to all of the consumer's views."""
+    return [int(r[0]) for r in conn.execute(text(
+        "SELECT DISTINCT pod_id FROM consents WHERE consumer_id = :c AND view_id IS NULL "
+        "AND revoked_at IS NULL ORDER BY 1"), {"c": consumer})]
+
+
+def revoked_unapplied(conn: Connection, view: int) -> list[int]:
+    """Pods whose consent is revoked but whose data the view's state still
+    holds (its revoke job has not applied yet): the view must not be read."""
+    return [int(r[0]) for r in conn.execute(text(
+        "SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
+        "WHERE cv.view_id = :v AND c.revoked_at IS NOT NULL AND cv.granted_seq IS NOT NULL "
+        "AND cv.revoked_seq IS NULL ORDER BY 1"), {"v": view})]
+
+
 def readable_pods(conn: Connection, view: int) -> list[int]:
     """Pods the view reads: consents whose grant has applied to it and whose
     revocation has not."""

@@ -45,6 +45,18 @@ def _reachable_by_others(path: Path) -> bool:
     return True
 
 
+def _alive(pid: int | None) -> bool:
+    if pid is None or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, another user's (the postgres user's postmaster)
+    return True
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -53,10 +65,16 @@ def free_port() -> int:
 
 @dataclass
 class Embedded:
+    """The cluster of ``data_dir``. A process that starts it owns it (its pid
+    in ``owner.pid``) and stops it; a process finding it run by a live owner
+    (``podviews check`` beside ``podviews serve``) uses it and leaves it
+    running; one left by a process that died is restarted."""
+
     data_dir: Path
     port: int = 0
     user: str = "podviews"
     _owner: str | None = None
+    _attached: bool = False
 
     @property
     def url(self) -> str:
@@ -88,6 +106,10 @@ class Embedded:
         if not (pgdata / "PG_VERSION").exists():
             self._run([str(bindir / "initdb"), "-D", str(pgdata), "-U", self.user,
                        "--auth=trust", "-E", "UTF8", "--no-sync"])
+        running = self._running_port(pgdata)
+        if running is not None and _alive(self._owner_pid()):
+            self.port, self._attached = running, True  # a live process runs it: share it
+            return self.url
         # a cluster left running by a process that was killed: stop it first
         self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"],
                   check=False)
@@ -95,10 +117,30 @@ class Embedded:
         opts = f"-p {self.port} -k {self.data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
         self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-o", opts, "-w",
                    "-l", str(self.data_dir / "postgres.log"), "start"])
+        (self.data_dir / "owner.pid").write_text(str(os.getpid()))
         return self.url
 
+    def _owner_pid(self) -> int | None:
+        try:
+            return int((self.data_dir / "owner.pid").read_text())
+        except (OSError, ValueError):
+            return None
+
+    @staticmethod
+    def _running_port(pgdata: Path) -> int | None:
+        """The port of the postmaster running on ``pgdata``, if one is."""
+        try:
+            lines = (pgdata / "postmaster.pid").read_text().splitlines()
+            pid, port = int(lines[0]), int(lines[3])
+        except (OSError, ValueError, IndexError):
+            return None
+        return port if _alive(pid) else None
+
     def stop(self) -> None:
+        """Stop the cluster, unless this process only shares it."""
         bindir = _bindir()
+        if self._attached:
+            return
         if bindir is not None and (self.data_dir / "pgdata").exists():
             self._run([str(bindir / "pg_ctl"), "-D", str(self.data_dir / "pgdata"), "-m",
                        "fast", "-w", "stop"], check=False)

@@ -206,10 +206,12 @@ class PgRel:
         self.conn.execute(text(f'CREATE INDEX IF NOT EXISTS "{ix}" ON "{name}" ({cols})'))
         self._indexed.add((name, shared))
 
-    def apply(self, delta: KSet) -> None:
-        """Add ``delta``; rows whose k reaches 0 are deleted."""
+    def apply(self, delta: KSet) -> int:
+        """Add ``delta``; rows whose k reaches 0 are deleted. The change in
+        the number of stored rows."""
         if not delta:
-            return
+            return 0
+        grown = 0
         ids = self.codec.encode((t for m in delta for _, t in m), add=True)
         by_schema: dict[Schema, list[tuple[Mu, int]]] = {}
         for m, k in delta.items():
@@ -221,17 +223,22 @@ class PgRel:
             values = [(*(ids[d[v]] for v in variables), k) if variables else (True, k)
                       for d, k in ((dict(m), k) for m, k in rows)]
             names = ", ".join(cols)
+            # (xmax = 0): the row was inserted, not updated, by the upsert
             zeros = self.conn.execute(text(
                 f'INSERT INTO "{name}" AS t ({names}, k) '
                 f"SELECT * FROM {unnest([*cols, 'k'], types=types)} "
                 f"ON CONFLICT ({names}) DO UPDATE SET k = t.k + excluded.k "
-                f"RETURNING {names}, k"), columns(values, [*cols, "k"])).all()
-            gone = [r for r in zeros if r[-1] == 0]
+                f"RETURNING {names}, k, (t.xmax = 0) AS inserted"),
+                columns(values, [*cols, "k"])).all()
+            grown += sum(1 for r in zeros if r.inserted)
+            gone = [tuple(r)[:-1] for r in zeros if r.k == 0]
+            grown -= len(gone)
             if gone:  # rows whose k reached 0 leave in the same transaction
                 on = " AND ".join(f"t.{c} = x.{c}" for c in cols)
                 self.conn.execute(text(
                     f'DELETE FROM "{name}" AS t USING {unnest(cols, types=types)} WHERE {on}'),
                     columns(gone, cols))
+        return grown
 
     @property
     def rows(self) -> KSet:

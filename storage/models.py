@@ -160,6 +160,7 @@ class View(Base):
     root_node: Mapped[str | None] = mapped_column(String(64))
     plan_engine: Mapped[str | None] = mapped_column(String(64))
     status_note: Mapped[str | None] = mapped_column(Text)  # why it is (re)building or failed
+    state_rows: Mapped[int] = mapped_column(BigInteger, server_default="0")  # rows it stores
     __table_args__ = (
         CheckConstraint("status IN ('backfilling', 'rebuilding', 'ready', 'failed')",
                         name="status"),)

@@ -87,3 +87,14 @@ def pod_entry(conn: Connection, pod: int, others: list[int]) -> list[Row]:
         "SELECT s, p, o FROM pod_triples t WHERE t.pod_id = :p AND NOT EXISTS ("
         " SELECT 1 FROM pod_triples u WHERE u.pod_id = ANY(:others) AND u.s = t.s "
         " AND u.p = t.p AND u.o = t.o)"), {"p": pod, "others": others}).all())
+
+
+def count_matching(conn: Connection, pods: list[int], s: int | None, p: int | None,
+                   o: int | None, cap: int) -> int:
+    """Triples of these pods matching (s, p, o) (term ids; None: any), counted
+    up to ``cap``."""
+    where = "".join(f" AND {c} = :{c}" for c, v in (("s", s), ("p", p), ("o", o))
+                    if v is not None)
+    return int(conn.execute(text(
+        f"SELECT count(*) FROM (SELECT 1 FROM pod_triples WHERE pod_id = ANY(:pods){where} "
+        "LIMIT :cap) AS x"), {"pods": pods, "s": s, "p": p, "o": o, "cap": cap}).scalar_one())

@@ -23,6 +23,8 @@ from typing import Any
 import psycopg
 from sqlalchemy import Connection, Row, text
 
+from views.errors import EngineError
+
 CHANNEL = "podviews_jobs"  # a job may be due
 VIEWS_CHANNEL = "podviews_views"  # a view's job ended (payload: the view's id)
 BACKOFF_BASE = timedelta(seconds=2)
@@ -100,8 +102,10 @@ def _ended(conn: Connection, job: Job) -> None:
 
 
 def retry_decision(error: BaseException, job: Job) -> timedelta | None:
-    """How long until the next attempt, or None for the dead-letter state."""
-    if job.attempts >= job.max_attempts:
+    """How long until the next attempt, or None for the dead-letter state:
+    at once for an error the engine raised about the view itself (it would
+    raise it again), else after exponential backoff until out of attempts."""
+    if job.attempts >= job.max_attempts or (isinstance(error, EngineError) and error.permanent):
         return None
     return min(BACKOFF_BASE * (2 ** (job.attempts - 1)), BACKOFF_CAP)
 
@@ -116,7 +120,8 @@ def fail(conn: Connection, job: Job, error: BaseException) -> str:
         {"status": status, "attempts": job.attempts, "error": f"{type(error).__name__}: {error}",
          "delay": f"{(delay or timedelta()).total_seconds()} seconds", "id": job.id})
     if status == "dead" and job.view_id is not None:  # readers are told, not kept waiting
-        conn.execute(text("UPDATE views SET status = 'failed' WHERE id = :v"), {"v": job.view_id})
+        conn.execute(text("UPDATE views SET status = 'failed', status_note = :n WHERE id = :v"),
+                     {"v": job.view_id, "n": str(error)})
         _ended(conn, job)
     return status
 

@@ -21,7 +21,8 @@ def create_view(conn: Connection, consumer: int, name: str, query: str,
 
 
 _COLUMNS = ("v.id, v.consumer_id, v.name, v.query, v.status, v.watermark, v.created_at, "
-            "v.predicates, v.plan_fingerprint, v.root_node, v.plan_engine, v.status_note")
+            "v.predicates, v.plan_fingerprint, v.root_node, v.plan_engine, v.status_note, "
+            "v.state_rows")
 
 
 def lock_view(conn: Connection, view: int) -> Row | None:
@@ -40,12 +41,27 @@ def lock_view(conn: Connection, view: int) -> Row | None:
 
 
 def built(conn: Connection, view: int, watermark: int, fingerprint: str, root: str,
-          engine: str, note: str | None) -> None:
-    """The view's state is its plan's, complete at ``watermark``: ready."""
+          engine: str, note: str | None, rows: int) -> None:
+    """The view's state is its plan's, complete at ``watermark``, ``rows``
+    rows: ready."""
     conn.execute(text(
         "UPDATE views SET status = 'ready', watermark = :w, plan_fingerprint = :f, "
-        "root_node = :r, plan_engine = :e, status_note = :n WHERE id = :v"),
-        {"w": watermark, "f": fingerprint, "r": root, "e": engine, "n": note, "v": view})
+        "root_node = :r, plan_engine = :e, status_note = :n, state_rows = :rows WHERE id = :v"),
+        {"w": watermark, "f": fingerprint, "r": root, "e": engine, "n": note, "v": view,
+         "rows": rows})
+
+
+def grow(conn: Connection, view: int, rows: int) -> int:
+    """The view's state holds ``rows`` more rows (fewer: negative); how many
+    it holds now."""
+    return int(conn.execute(text(
+        "UPDATE views SET state_rows = state_rows + :n WHERE id = :v RETURNING state_rows"),
+        {"n": rows, "v": view}).scalar_one())
+
+
+def count_views(conn: Connection, consumer: int) -> int:
+    return int(conn.execute(text("SELECT count(*) FROM views WHERE consumer_id = :c"),
+                            {"c": consumer}).scalar_one())
 
 
 def checked(conn: Connection, view: int, engine: str) -> None:

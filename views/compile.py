@@ -13,6 +13,7 @@ import functools
 from dataclasses import dataclass
 
 from views import algebra as A
+from views import limits
 from views.normalize import normalize
 from views.parse import parse
 from views.plan import Plan, plan_of
@@ -27,7 +28,8 @@ class Compiled:
     plan: Plan
 
 
-def compile_query(text: str, base: str | None = None) -> Compiled:
+def compile_query(text: str, base: str | None = None,
+                  max_depth: int = limits.MAX_DEPTH) -> Compiled:
     """Parse and check a view definition.
 
     >>> c = compile_query("SELECT * { ?s <http://e/p> ?o MINUS { ?s <http://e/q> ?o } }")
@@ -38,9 +40,14 @@ def compile_query(text: str, base: str | None = None) -> Compiled:
     ...
     views.errors.UnsupportedFeature: unsupported feature: property paths
     """
-    q = parse(text, base=base)
-    pattern = normalize(q.pattern)
-    return Compiled(query=q, pattern=pattern, schemas=schemas(pattern), plan=plan_of(pattern))
+    limits.check(text, max_depth)
+    try:
+        q = parse(text, base=base)
+        pattern = normalize(q.pattern)
+        return Compiled(query=q, pattern=pattern, schemas=schemas(pattern),
+                        plan=plan_of(pattern))
+    except RecursionError:  # a shape the depth check let through, still too deep
+        raise limits.QueryTooLarge("the query is too deeply nested for this server") from None
 
 
 @functools.lru_cache(maxsize=1024)

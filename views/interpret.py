@@ -34,6 +34,7 @@ from views import plan as P
 from views.aggregates import Key, group_key, group_row
 from views.bgp import join_patterns, match_quad
 from views.dataset import Before, Delta, QuadStore
+from views.errors import ViewTooLarge
 from views.exists import BatchExists, exists_patterns_of
 from views.expr import truth, try_evaluate
 from views.kset import KRel, KRelation, KSet, Mu, add_into, join_into, minus_blocks, mu, project
@@ -376,8 +377,9 @@ class VirtualBGP:
     def rows(self) -> KSet:
         return self._eval([{}])[0]
 
-    def apply(self, delta: KSet) -> None:
+    def apply(self, delta: KSet) -> int:
         """Nothing is stored: the dataset already holds G'."""
+        return 0
 
 
 # ------------------------------------------------------------ the program
@@ -401,12 +403,16 @@ class Maintainer:
 
     def __init__(self, plan: P.Plan, ds: QuadStore, relations: Relations | None = None,
                  backfill: bool = True,
-                 progress: Callable[[int, int], None] | None = None) -> None:
+                 progress: Callable[[int, int], None] | None = None,
+                 max_rows: int | None = None) -> None:
         """``backfill`` computes every node from scratch into relations
         assumed empty; without it the relations hold the state at the
         dataset's previous version. ``progress(done, total)`` is called as
-        backfilled nodes complete."""
-        self.plan, self.ds = plan, ds
+        backfilled nodes complete. A node whose change in one batch (its
+        whole output, in a backfill) passes ``max_rows`` rows raises
+        ``ViewTooLarge`` before anything more is computed."""
+        self.plan, self.ds, self.max_rows = plan, ds, max_rows
+        self.grown = 0  # stored rows added (removed: negative) since creation
         self.state: dict[str, KRelation] = {}
         self.virtual: list[VirtualBGP] = []
         for n in plan.nodes:
@@ -442,8 +448,8 @@ class Maintainer:
         b = Batch(self.ds, {}, True, self._relation)
         readers = self.plan.parents()
         for done, n in enumerate(self.plan.nodes, 1):
-            b.d[n.id] = delta(n, b)
-            self.state[n.id].apply(b.d[n.id])
+            b.d[n.id] = self._delta(n, b)
+            self.grown += self.state[n.id].apply(b.d[n.id])
             for c in n.children:
                 readers[c.id] -= 1
                 if not readers[c.id]:
@@ -462,13 +468,20 @@ class Maintainer:
             v.source = b.old  # parents read their children as they were
         try:
             for n in self.plan.nodes:
-                b.d[n.id] = delta(n, b)
+                b.d[n.id] = self._delta(n, b)
         finally:
             for v in self.virtual:
                 v.source = new
         for n in self.plan.nodes:
-            self.state[n.id].apply(b.d[n.id])
+            self.grown += self.state[n.id].apply(b.d[n.id])
         return b.d[self.plan.root.id]
+
+    def _delta(self, n: P.Node, b: Batch) -> KSet:
+        d = delta(n, b)
+        if self.max_rows is not None and len(d) > self.max_rows:
+            raise ViewTooLarge(f"one of its nodes ({n.describe()}) changes by {len(d):,} rows "
+                               f"at once; the limit is {self.max_rows:,}")
+        return d
 
 
 def evaluate(plan: P.Plan, ds: QuadStore) -> KSet:

@@ -102,8 +102,9 @@ class KRelation(Protocol):
         """Every row."""
         ...
 
-    def apply(self, delta: KSet) -> None:
-        """Add ``delta``; rows whose annotation reaches 0 are gone."""
+    def apply(self, delta: KSet) -> int:
+        """Add ``delta``; rows whose annotation reaches 0 are gone. How many
+        rows there are now more (or fewer, negative) than before."""
         ...
 
 
@@ -111,8 +112,8 @@ class KRel:
     """A materialised K-set, split by schema, with compatibility probes.
 
     >>> r = KRel()
-    >>> r.add(mu({"x": 1, "y": 2}), 3)
-    >>> r.add(mu({"x": 1}), 1)
+    >>> r.apply({mu({"x": 1, "y": 2}): 3, mu({"x": 1}): 1})
+    2
     >>> sorted(k for _, k in r.compatible({"x": 1, "y": 5}))
     [1]
     """
@@ -135,22 +136,24 @@ class KRel:
         in one query)."""
         return {m: k for m in ms if (k := self.rows.get(m, 0))}
 
-    def add(self, m: Mu, k: int) -> None:
+    def add(self, m: Mu, k: int) -> int:
+        """Add ``k`` to ``m``'s annotation; the change in the number of rows."""
         if not k:
-            return
+            return 0
         old = self.rows.get(m, 0)
         new = old + k
         if old and not new:
             del self.rows[m]
             self._index(m, remove=True)
-        elif new:
-            self.rows[m] = new
-            if not old:
-                self._index(m, remove=False)
+            return -1
+        self.rows[m] = new
+        if not old:
+            self._index(m, remove=False)
+            return 1
+        return 0
 
-    def apply(self, delta: KSet) -> None:
-        for m, k in delta.items():
-            self.add(m, k)
+    def apply(self, delta: KSet) -> int:
+        return sum(self.add(m, k) for m, k in delta.items())
 
     def _index(self, m: Mu, remove: bool) -> None:
         schema = frozenset(v for v, _ in m)

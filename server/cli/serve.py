@@ -19,8 +19,8 @@ def add(sub: Any) -> None:
     serve.add_argument("--database-url", default=None,
                        help="database URL [PODVIEWS_DATABASE_URL]; default: embedded")
     serve.add_argument("--workers", type=int, default=None,
-                       help="maintenance worker threads [PODVIEWS_WORKERS]; 0: run "
-                            "`podviews worker` apart")
+                       help="maintenance worker processes beside the API [PODVIEWS_WORKERS]; "
+                            "0: run `podviews worker` apart")
     serve.set_defaults(run=run)
 
 
@@ -30,12 +30,20 @@ def run(args: argparse.Namespace) -> int:
     from server.api.ops.observability import configure_logging
     from server.app import create_app
 
+    from server.cli.supervise import Workers
+
     config = settings(args)
     with database(args) as url:
         # uvicorn shuts down gracefully on SIGTERM, then raises it again: let
-        # that end this function normally, so the embedded cluster is stopped
+        # that end this function normally, so workers and the embedded
+        # cluster are stopped
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         configure_logging()
-        uvicorn.run(create_app(url, config, workers=config.workers),
-                    host=config.host, port=config.port, log_config=None)
+        workers = Workers(url, config.workers)
+        workers.start()
+        try:
+            uvicorn.run(create_app(url, config, workers=0),
+                        host=config.host, port=config.port, log_config=None)
+        finally:
+            workers.stop()
     return 0

@@ -33,5 +33,6 @@ def run(args: argparse.Namespace) -> int:
 
     with database(args) as url:
         logging.basicConfig(level=logging.INFO)
-        work(url, stop=stop, router=settings(args).router())
+        config = settings(args)
+        work(url, stop=stop, router=config.router(), limits=config.limits())
     return 0

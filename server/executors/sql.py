@@ -22,15 +22,16 @@ Progress = Callable[[int, int], None]
 
 def program(conn: Connection, view: int, plan: Plan, pods: list[int],
             tables: dict[str, krel.NodeTables], backfill: bool,
-            progress: Progress | None = None) -> tuple[Maintainer, PodsGraph]:
+            progress: Progress | None = None,
+            max_rows: int | None = None) -> tuple[Maintainer, PodsGraph]:
     """The view's program over its state (``tables``: its K-relation tables
     by node) and the graph of ``pods``; ``backfill`` computes the state from
-    scratch (the tables must be empty)."""
+    scratch (the tables must be empty). ``max_rows``: see ``Maintainer``."""
     codec = Codec(conn)
     graph = PodsGraph(conn, codec, pods)
     m = Maintainer(plan, graph, lambda n: krel.PgRel(conn, codec, view, n.id,
                                                       tables.setdefault(n.id, {})),
-                   backfill=backfill, progress=progress)
+                   backfill=backfill, progress=progress, max_rows=max_rows)
     return m, graph
 
 
@@ -51,11 +52,11 @@ def view_delta(conn: Connection, graph: PodsGraph, after: int, upto: int,
 
 
 def catch_up(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
-             pods: list[int], after: int, upto: int,
-             predicates: list[int] | None) -> tuple[Maintainer, PodsGraph]:
+             pods: list[int], after: int, upto: int, predicates: list[int] | None,
+             max_rows: int | None = None) -> tuple[Maintainer, PodsGraph]:
     """Apply the changes in (after, upto] of ``pods`` (those the view read
     until now) to its state."""
-    m, graph = program(conn, view, plan, pods, tables, backfill=False)
+    m, graph = program(conn, view, plan, pods, tables, backfill=False, max_rows=max_rows)
     if upto > after:
         m.apply(view_delta(conn, graph, after, upto, predicates))
     return m, graph

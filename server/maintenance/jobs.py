@@ -23,11 +23,13 @@ from sqlalchemy import Connection, Row
 
 from server.executors import sql
 from server.executors.spark.config import NotOnSpark
+from server.maintenance.limits import Limits
 from server.maintenance.plans import ENGINE
 from server.maintenance.router import Router
 from storage import changes, consents, krel, pods_graph, queue, views_repo
 from storage.db import transient
 from views.compile import compiled
+from views.errors import ViewTooLarge
 from views.plan import Plan
 
 log = logging.getLogger("podviews.maintenance")
@@ -62,6 +64,7 @@ class Run:
     view: Row
     plan: Plan
     router: Router
+    limits: Limits
 
     @property
     def upto(self) -> int:
@@ -71,10 +74,11 @@ class Run:
         return krel.by_node(self.view.tables)
 
 
-def run_one(engine: sa.Engine, worker: str, router: Router | None = None) -> bool:
-    """Claim and run one due job (on the executor ``router`` picks, the
-    default one if not given); False when there was none."""
-    router = router or Router()
+def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
+            limits: Limits | None = None) -> bool:
+    """Claim and run one due job (on the executor ``router`` picks, within
+    ``limits``; the defaults if not given); False when there was none."""
+    router, limits = router or Router(), limits or Limits()
     with engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
         try:
             job = queue.claim(conn, worker)
@@ -87,7 +91,7 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None) -> boo
             conn.rollback()
             return False
         try:
-            executor, triples = run(conn, job, router)
+            executor, triples = run(conn, job, router, limits)
             queue.finish(conn, job, executor, triples)
             conn.commit()
             return True
@@ -102,14 +106,14 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None) -> boo
             return True
 
 
-def run(conn: Connection, job: queue.Job, router: Router) -> Outcome:
+def run(conn: Connection, job: queue.Job, router: Router, limits: Limits) -> Outcome:
     """Run the job: the executor that did the work ("sql", "spark", or
     "none") and the job's work in triples (None when it did none)."""
     assert job.view_id is not None
     row = views_repo.lock_view(conn, job.view_id)
     if row is None:
         raise Busy()
-    r = Run(conn, job, row, compiled(row.query).plan, router)
+    r = Run(conn, job, row, compiled(row.query).plan, router, limits)
     kind = JobKind(job.kind)
     if kind is not JobKind.BACKFILL and row.plan_fingerprint not in (None, r.plan.fingerprint):
         return backfill(r)  # the plan changed under the view: rebuilt, never maintained
@@ -141,10 +145,22 @@ def backfill(r: Run) -> Outcome:
     progress = _progress_reporter(r.conn, r.job.id)
     size = functools.cache(lambda: pods_graph.triple_count(r.conn, pods))
     on_spark = _on_spark(r, pods, size, progress=progress) is not None
-    if not on_spark:
-        sql.program(r.conn, view.id, plan, pods, {}, backfill=True, progress=progress)
-    views_repo.built(r.conn, view.id, r.upto, plan.fingerprint, plan.root.id, ENGINE, note)
+    if on_spark:
+        rows = krel.size(r.conn, view.id)
+    else:
+        m, _ = sql.program(r.conn, view.id, plan, pods, {}, backfill=True, progress=progress,
+                           max_rows=r.limits.max_view_rows)
+        rows = m.grown
+    _within_limits(r, rows)
+    views_repo.built(r.conn, view.id, r.upto, plan.fingerprint, plan.root.id, ENGINE, note,
+                     rows)
     return ("spark" if on_spark else "sql"), size()
+
+
+def _within_limits(r: Run, rows: int) -> None:
+    if rows > r.limits.max_state_rows:
+        raise ViewTooLarge(f"its state would hold {rows:,} rows; the limit is "
+                           f"{r.limits.max_state_rows:,}")
 
 
 def apply_changes(r: Run) -> Outcome:
@@ -200,13 +216,18 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
             raise Drift(f"view {r.view.id}: {changed} stored rows differ from scratch")
         if not verify:
             views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
+            rows = krel.size(r.conn, r.view.id)
+            _within_limits(r, rows)
+            views_repo.grow(r.conn, r.view.id, rows - int(r.view.state_rows))
         return "spark", size()
     m, graph = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before, r.view.watermark,
-                            r.upto, r.view.predicates)
+                            r.upto, r.view.predicates, r.limits.max_view_rows)
     if r.upto > r.view.watermark:
         views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
     if move is not None:
         sql.enter_or_leave(r.conn, m, graph, *move)
+    if m.grown:
+        _within_limits(r, views_repo.grow(r.conn, r.view.id, m.grown))
     if verify:
         got, want = m.result, sql.scratch(r.conn, r.plan, pods)
         if got != want:

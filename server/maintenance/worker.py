@@ -13,6 +13,7 @@ import threading
 import sqlalchemy as sa
 
 from server.maintenance import jobs, plans
+from server.maintenance.limits import Limits
 from server.maintenance.router import Router
 from storage.queue import Waker
 
@@ -20,7 +21,8 @@ log = logging.getLogger("podviews.worker")
 
 
 def run(url: str, name: str | None = None, stop: threading.Event | None = None,
-        idle_wait: float = 1.0, router: Router | None = None) -> None:
+        idle_wait: float = 1.0, router: Router | None = None,
+        limits: Limits | None = None) -> None:
     stop = stop or threading.Event()
     name = name or f"{socket.gethostname()}:{os.getpid()}"
     engine = sa.create_engine(url, connect_args={"application_name": f"podviews-worker:{os.getpid()}"})
@@ -33,7 +35,7 @@ def run(url: str, name: str | None = None, stop: threading.Event | None = None,
             log.exception("worker %s: checking the views' plans failed", name)
         while not stop.is_set():
             try:
-                ran = jobs.run_one(engine, name, router or Router())
+                ran = jobs.run_one(engine, name, router, limits)
             except sa.exc.SQLAlchemyError:  # the database away for a moment: keep going
                 log.exception("worker %s: claiming a job failed", name)
                 ran = False

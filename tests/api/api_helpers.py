@@ -28,8 +28,13 @@ class World:
 
 
 @contextmanager
-def world(url: str) -> Iterator[World]:
-    app = create_app(url, Settings(admin_token=ADMIN, base_url="http://pods.test"))
+def world(url: str, workers: int = 1, **settings: object) -> Iterator[World]:
+    """The world over the database ``url``, with ``workers`` maintenance
+    worker threads (0: no job runs unless the test runs it) and these
+    ``settings``."""
+    app = create_app(url, Settings(admin_token=ADMIN, base_url="http://pods.test",
+                                   **settings),  # type: ignore[arg-type]
+                     workers=workers)
     with TestClient(app, base_url="http://pods.test") as client:
         w = World(client, {"admin": ADMIN}, {})
         for who, role in (("owner", "owner"), ("other_owner", "owner"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import httpx
 import pytest
@@ -38,7 +39,10 @@ def test_metrics_on_a_live_server_after_a_patch(served: tuple[str, str]) -> None
     for family in ("podviews_queue_jobs", "podviews_jobs_dead", "podviews_view_lag_changes",
                    "podviews_view_lag_seconds", "podviews_job_failures"):
         assert f"# TYPE {family} gauge" in text
-    ready = httpx.get(f"{base}/readyz")
+    deadline = time.monotonic() + 30  # the worker process connects once it has started
+    while (ready := httpx.get(f"{base}/readyz")).status_code != 200 and \
+            time.monotonic() < deadline:
+        time.sleep(0.2)
     assert ready.status_code == 200 and ready.json()["workers"] == "ok"
 
 

@@ -7,6 +7,9 @@ revocation the view and every one of its K-relations hold nothing."""
 from __future__ import annotations
 
 import gzip
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,3 +160,11 @@ def test_serve_with_no_database_keeps_an_embedded_one(tmp_path: Path) -> None:
             r = httpx.post(f"{base}/admin/agents", headers=admin,
                            json={"webid": "https://me.example/#i", "role": "owner"})
             assert r.status_code == (201 if run == 0 else 409)  # the agent outlived the restart
+            if run == 0:  # another command on the same data directory shares the cluster
+                env = {k: v for k, v in os.environ.items() if not k.startswith("PODVIEWS_")}
+                done = subprocess.run([sys.executable, "-m", "server.cli", "check",
+                                       "consistency"], env={**env, "PODVIEWS_DATA_DIR":
+                                                            str(tmp_path)},
+                                      capture_output=True, text=True, timeout=120, check=False)
+                assert done.returncode == 0, done.stdout + done.stderr
+                assert httpx.get(f"{base}/healthz").status_code == 200  # still running

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response
+from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 
-from server.api.deps import Db, Who
+from server.api.auth import Principal
+from server.api.deps import Config, Db, Who
 from server.api.params import Id
 from server.api.views import formats as fmt
 from server.api.views import service
@@ -22,8 +25,8 @@ JSON, CSV, TSV = "application/sparql-results+json", "text/csv", "text/tab-separa
 
 
 @router.post("/views", status_code=201, response_model=ViewOut)
-def create_view(body: ViewIn, who: Who, db: Db, response: Response) -> ViewOut:
-    view = service.create(db, who, body)
+def create_view(body: ViewIn, who: Who, db: Db, config: Config, response: Response) -> ViewOut:
+    view = service.create(db, config, who, body)
     response.headers["Location"] = f"/views/{view}"
     return service.describe(db, who, view)
 
@@ -40,30 +43,57 @@ def get_view(view_id: Id, who: Who, db: Db) -> ViewOut:
 
 @router.get("/views/{view_id}/results",
             responses={200: {"content": {JSON: {}, CSV: {}, TSV: {}}}, 304: {}, 409: {}, 503: {}})
-async def view_results(view_id: Id, who: Who, db: Db, request: Request,
+async def view_results(view_id: Id, who: Who, db: Db, config: Config, request: Request,
                        min_seq: Annotated[int, Query(ge=0, le=2**62, description=
                                                      "wait until the view reflects this change")] = 0,
                        wait: Annotated[float, Query(ge=0, le=60, description=
                                                     "seconds to wait for min_seq")] = 10,
+                       offset: Annotated[int, Query(ge=0, le=2**62, description=
+                                                    "solutions to skip (paging)")] = 0,
+                       limit: Annotated[int | None, Query(ge=1, le=2**62, description=
+                                                          "solutions in this page (at most the "
+                                                          "server's page size)")] = None,
                        if_none_match: Annotated[str | None, Header()] = None) -> Response:
-    await run_in_threadpool(service.wait_until_current, db, who, view_id, min_seq, wait,
-                            request.app.state.notices)
-    found = await run_in_threadpool(service.results, db, who, view_id)
+    """The view's solutions, a page at a time: ``Link: rel="next"`` names the
+    next page and ``Podviews-Total`` counts them all. Reading and rendering
+    run in the thread pool, not on the event loop."""
+    await service.wait_until_current(db, who, view_id, min_seq, wait, request.app.state.notices)
     media = _negotiate(request.headers.get("accept", ""))
-    if found.answer is not None:
-        body = json.dumps(fmt.ask_json(found.answer))
-        media = JSON
-    elif media == CSV:
-        body = fmt.select_csv(found.variables, found.rows)
-    elif media == TSV:
-        body = fmt.select_tsv(found.variables, found.rows)
-    else:
-        body = json.dumps(fmt.select_json(found.variables, found.rows))
-    etag = hashlib.sha1(body.encode()).hexdigest()
-    headers = {"ETag": f'"{etag}"', "Podviews-Seq": str(found.watermark), "Vary": "Accept"}
-    if if_none_match is not None and etag in if_none_match:
+    size = min(limit or config.page_rows, config.page_rows)
+    page = await run_in_threadpool(_page, db, who, view_id, media, offset, size)
+    headers = {"ETag": f'"{page.etag}"', "Podviews-Seq": str(page.watermark), "Vary": "Accept",
+               "Podviews-Total": str(page.total)}
+    if offset + size < page.total:
+        following = request.url.include_query_params(offset=offset + size, limit=size)
+        headers["Link"] = f'<{following.path}?{following.query}>; rel="next"'
+    if if_none_match is not None and page.etag in if_none_match:
         return Response(status_code=304, headers=headers)
-    return Response(body, media_type=media, headers=headers)
+    return Response(page.body, media_type=page.media, headers=headers)
+
+
+@dataclass(frozen=True)
+class _Page:
+    body: bytes
+    media: str
+    etag: str
+    watermark: int
+    total: int
+
+
+def _page(db: Engine, who: Principal, view_id: int, media: str, offset: int,
+          size: int) -> _Page:
+    found = service.results(db, who, view_id)
+    rows = found.rows[offset:offset + size]
+    if found.answer is not None:
+        body, media = json.dumps(fmt.ask_json(found.answer)), JSON
+    elif media == CSV:
+        body = fmt.select_csv(found.variables, rows)
+    elif media == TSV:
+        body = fmt.select_tsv(found.variables, rows)
+    else:
+        body = json.dumps(fmt.select_json(found.variables, rows))
+    data = body.encode()
+    return _Page(data, media, hashlib.sha1(data).hexdigest(), found.watermark, len(found.rows))
 
 
 def _negotiate(accept: str) -> str:

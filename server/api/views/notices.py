@@ -1,15 +1,17 @@
 """Readers waiting for a view (``results?min_seq=``) sleep until a job of
 that view ends, instead of polling the database: one LISTEN connection per
 API process counts the ends per view (a generation number), and a waiter
-sleeps until its view's number moves. Missed notices (the listener
-reconnecting) cost only latency: waiters re-check at least every
-``RECHECK`` seconds."""
+sleeps until its view's number moves — on the event loop, holding no
+thread (``wait_async``), so any number of waiters leave the thread pool to
+requests that need it. Missed notices (the listener reconnecting) cost only
+latency: waiters re-check at least every ``RECHECK`` seconds."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 
 from storage.queue import VIEWS_CHANNEL, Waker
 
@@ -21,7 +23,9 @@ class ViewNotices:
     def __init__(self, url: str) -> None:
         self.url = url
         self.ended: Counter[int] = Counter()
-        self.changed = threading.Condition()
+        self.changed = threading.Lock()
+        self.waiters: defaultdict[int, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = \
+            defaultdict(set)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._listen, name="view-notices", daemon=True)
         self.thread.start()
@@ -30,11 +34,28 @@ class ViewNotices:
         with self.changed:
             return self.ended[view]
 
-    def wait(self, view: int, seen: int, timeout: float) -> None:
+    async def wait_async(self, view: int, seen: int, timeout: float) -> None:
         """Until a job of ``view`` ends after generation ``seen`` was read,
         or ``min(timeout, RECHECK)`` seconds pass."""
+        event = asyncio.Event()
+        waiter = (asyncio.get_running_loop(), event)
         with self.changed:
-            self.changed.wait_for(lambda: self.ended[view] != seen, min(timeout, RECHECK))
+            if self.ended[view] != seen:
+                return
+            self.waiters[view].add(waiter)
+        try:
+            await asyncio.wait_for(event.wait(), min(timeout, RECHECK))
+        except TimeoutError:
+            pass
+        finally:
+            with self.changed:
+                self.waiters.get(view, set()).discard(waiter)
+
+    def _ended(self, view: int) -> None:
+        with self.changed:
+            self.ended[view] += 1
+            for loop, event in self.waiters.pop(view, ()):
+                loop.call_soon_threadsafe(event.set)
 
     def _listen(self) -> None:
         while not self.stop.is_set():
@@ -43,9 +64,7 @@ class ViewNotices:
                 try:
                     while not self.stop.is_set():
                         for view in waker.notices(timeout=RECHECK):
-                            with self.changed:
-                                self.ended[int(view)] += 1
-                                self.changed.notify_all()
+                            self._ended(int(view))
                 finally:
                     waker.close()
             except Exception:

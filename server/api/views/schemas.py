@@ -23,7 +23,8 @@ class ViewOut(BaseModel):
     id: int
     name: str
     query: str
-    status: str = Field(description="backfilling, rebuilding, ready or failed")
+    status: str = Field(description="backfilling, rebuilding, revoking (a revoked pod's data "
+                                    "is being removed), ready or failed")
     note: str | None = Field(default=None, description="why it is rebuilding, was rebuilt "
                                                        "or failed")
     watermark: int = Field(description="the change-log sequence number the view reflects")

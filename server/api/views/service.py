@@ -5,45 +5,79 @@ jobs and its results are as of one commit."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 
 from rdflib import URIRef
 from rdflib.term import Identifier
 from sqlalchemy import Connection, Engine, Row
+from starlette.concurrency import run_in_threadpool
 
 from server.api.auth import Principal, require
 from server.api.views.notices import ViewNotices
 from server.api.views.schemas import Progress, ViewIn, ViewOut
-from server.errors import Conflict, NotFound, NotReady
-from storage import catalog, changes, queue, terms, views_repo
+from server.config import Settings
+from server.errors import Conflict, NotFound, NotReady, OverLimit
+from storage import catalog, changes, consents, pods_graph, queue, terms, views_repo
+from storage.codec import Codec
 from views import algebra as A
-from views import relevance
+from views import cost, limits, relevance
 from views.compile import compile_query, compiled
 from views.errors import UnsupportedFeature
+from views.plan import Plan
 from views.results import ask, solutions
 
 
-def create(engine: Engine, who: Principal, body: ViewIn) -> int:
-    """Register a consumer's view: a bad query is refused before anything
-    is stored."""
+def create(engine: Engine, config: Settings, who: Principal, body: ViewIn) -> int:
+    """Register a consumer's view within the limits (a quota of views per
+    consumer, the query's nesting, the view's estimated size): a bad query
+    is refused before anything is stored."""
     require(who, "consumer")
     assert who.agent is not None
     with engine.begin() as c:
-        return register_view(c, who.agent, body.name, body.query)
+        if views_repo.count_views(c, who.agent) >= config.max_views_per_consumer:
+            raise OverLimit(f"{who.webid} has {config.max_views_per_consumer} views, the most "
+                            "a consumer may register here; drop one first")
+        return register_view(c, who.agent, body.name, body.query,
+                             max_depth=config.max_query_depth, max_rows=config.max_view_rows)
 
 
-def register_view(conn: Connection, consumer: int, name: str, query: str) -> int:
+def register_view(conn: Connection, consumer: int, name: str, query: str,
+                  max_depth: int = limits.MAX_DEPTH, max_rows: int | None = None) -> int:
     """Check the query, store the view and queue its backfill, in the
-    caller's transaction."""
-    checked = compile_query(query)
+    caller's transaction; with ``max_rows``, refuse a view whose size is
+    estimated beyond it over the pods the consumer may read now."""
+    checked = compile_query(query, max_depth=max_depth)
     if _uses_named_graphs(checked.pattern):
         raise UnsupportedFeature("GRAPH in a view over pods (named graphs are not exposed yet)")
+    if max_rows is not None:
+        rows = estimated_rows(conn, consumer, checked.plan, max_rows)
+        if rows > max_rows:
+            raise OverLimit(f"the view's state is estimated at {rows:,} rows over the pods "
+                            f"the consumer may read, beyond the limit of {max_rows:,}")
     wanted = relevance.predicates(checked.query)
     ids = None if wanted is None else sorted(terms.intern(conn, map(URIRef, wanted)).values())
     view = views_repo.create_view(conn, consumer, name, query, ids)
     queue.enqueue(conn, "backfill", view)
     return view
+
+
+def estimated_rows(conn: Connection, consumer: int, plan: Plan, cap: int) -> int:
+    """``views.cost.estimate`` of the plan from the triple counts of the
+    consumer's pods (each count stops at ``cap``)."""
+    pods = consents.consented_pods(conn, consumer)
+    codec = Codec(conn)
+
+    def triples(tp: A.TriplePattern) -> int:
+        slots = [x if isinstance(x, Identifier) else None for x in (tp.s, tp.p, tp.o)]
+        ids = codec.encode((t for t in slots if t is not None), add=False)
+        if any(t is not None and t not in ids for t in slots):
+            return 0  # a constant no pod holds matches nothing
+        s, p, o = (None if t is None else ids[t] for t in slots)
+        return pods_graph.count_matching(conn, pods, s, p, o, cap + 1) if pods else 0
+
+    return cost.estimate(plan, triples)
 
 
 def _uses_named_graphs(p: A.Pattern) -> bool:
@@ -62,9 +96,11 @@ def row(conn: Connection, who: Principal, view_id: int) -> Row:
 
 @dataclass(frozen=True)
 class State:
-    """Where a view stands for a reader: its status (as stored, or
+    """Where a view stands for a reader: its status as stored, or
     'rebuilding' when its state was computed with a plan the running code no
-    longer builds) and why."""
+    longer builds, or 'revoking' while it still holds data of a pod whose
+    consent is revoked (decision 9: revocation is immediate for readers) —
+    and why."""
 
     status: str
     note: str | None
@@ -74,10 +110,17 @@ class State:
         return self.status == "ready"
 
 
-def state(v: Row) -> State:
-    if v.status == "ready" and v.plan_fingerprint != compiled(v.query).plan.fingerprint:
+def state(conn: Connection, v: Row) -> State:
+    """``v``'s state, read in ``conn``'s snapshot."""
+    if v.status != "ready":
+        return State(v.status, v.status_note)
+    if v.plan_fingerprint != compiled(v.query).plan.fingerprint:
         return State("rebuilding", "the engine's plan for this view changed; its state waits "
                                    "for a worker to rebuild it")
+    revoked = consents.revoked_unapplied(conn, v.id)
+    if revoked:
+        return State("revoking", f"consent for {len(revoked)} pod(s) was revoked; the view is "
+                                 "withheld until a worker has removed their data")
     return State(v.status, v.status_note)
 
 
@@ -87,7 +130,7 @@ def describe(engine: Engine, who: Principal, view_id: int) -> ViewOut:
 
 
 def _describe(conn: Connection, v: Row) -> ViewOut:
-    s = state(v)
+    s = state(conn, v)
     pending = [Progress(job=j.kind, status=j.status, done=j.done, total=j.total, error=j.last_error)
                for j in views_repo.unfinished_jobs(conn, v.id)]
     return ViewOut(id=v.id, name=v.name, query=v.query, status=s.status, note=s.note,
@@ -103,38 +146,51 @@ def listing(engine: Engine, who: Principal) -> list[ViewOut]:
         return [_describe(c, v) for v in views_repo.views_of(c, who.agent)]
 
 
-def wait_until_current(engine: Engine, who: Principal, view_id: int, min_seq: int,
-                       wait: float, notices: ViewNotices | None = None) -> None:
+async def wait_until_current(engine: Engine, who: Principal, view_id: int, min_seq: int,
+                             wait: float, notices: ViewNotices | None = None) -> None:
     """Return once the view is ready and reflects every change up to
-    ``min_seq`` (read-your-writes); 503 with Retry-After after ``wait`` s.
-    Between checks it sleeps until a job of the view ends (``notices``), or
-    polls."""
+    ``min_seq`` (read-your-writes); 503 with Retry-After, naming why, after
+    ``wait`` s. Each check is a short snapshot read in the thread pool;
+    between checks the request waits on the event loop, holding no thread,
+    until a job of the view ends (``notices``) or a short poll interval
+    passes."""
     deadline = time.monotonic() + wait
     while True:
         seen = notices.generation(view_id) if notices is not None else 0
-        with catalog.snapshot(engine) as c:
-            v = row(c, who, view_id)
-            last = changes.last_seq(c)
-            if min_seq > last:
-                raise Conflict(f"there is no change {min_seq} yet (the last is {last})")
-            jobs = views_repo.unfinished_jobs(c, view_id)
-            if v.status == "failed" or any(j.status == "dead" for j in jobs):
-                errors = [j.last_error for j in jobs if j.last_error] + [v.status_note]
-                raise Conflict(f"view {view_id} failed: "
-                               f"{next((e for e in errors if e), 'see its jobs')}")
-            # Changes, grants and revocations up to min_seq all have their
-            # jobs enqueued by now (in the writer's transaction); once those
-            # are done the view reflects them.
-            if state(v).current and not any(j.seq is None or j.seq <= min_seq for j in jobs):
-                return
+        why = await run_in_threadpool(_not_current, engine, who, view_id, min_seq)
+        if why is None:
+            return
         left = deadline - time.monotonic()
         if left <= 0:
-            raise NotReady(f"view {view_id} has not caught up with change {min_seq} yet",
+            raise NotReady(f"view {view_id} does not reflect change {min_seq} yet: {why}",
                            {"Retry-After": "1"})
         if notices is not None:
-            notices.wait(view_id, seen, left)
+            await notices.wait_async(view_id, seen, left)
         else:
-            time.sleep(min(left, 0.02))
+            await asyncio.sleep(min(left, 0.02))
+
+
+def _not_current(engine: Engine, who: Principal, view_id: int, min_seq: int) -> str | None:
+    """Why the view does not reflect change ``min_seq`` yet (None: it does);
+    409 for a view that failed or a change that does not exist."""
+    with catalog.snapshot(engine) as c:
+        v = row(c, who, view_id)
+        last = changes.last_seq(c)
+        if min_seq > last:
+            raise Conflict(f"there is no change {min_seq} yet (the last is {last})")
+        jobs = views_repo.unfinished_jobs(c, view_id)
+        if v.status == "failed" or any(j.status == "dead" for j in jobs):
+            errors = [j.last_error for j in jobs if j.last_error] + [v.status_note]
+            raise Conflict(f"view {view_id} failed: "
+                           f"{next((e for e in errors if e), 'see its jobs')}")
+        s = state(c, v)
+        if not s.current:
+            return f"it is {s.status}" + (f" ({s.note})" if s.note else "")
+        # Changes, grants and revocations up to min_seq all have their jobs
+        # enqueued by now (in the writer's transaction); once those are done
+        # the view reflects them.
+        behind = [j for j in jobs if j.seq is None or j.seq <= min_seq]
+        return f"{len(behind)} of its jobs are pending" if behind else None
 
 
 @dataclass(frozen=True)
@@ -152,7 +208,7 @@ class Results:
 def results(engine: Engine, who: Principal, view_id: int) -> Results:
     with catalog.snapshot(engine) as c:
         v = row(c, who, view_id)
-        s = state(v)
+        s = state(c, v)
         if not s.current:
             raise NotReady(f"view {view_id} is {s.status}" + (f": {s.note}" if s.note else ""),
                            {"Retry-After": "1"})

@@ -12,6 +12,8 @@ class NotOnSpark(UnsupportedFeature):
     """A node the Spark executor does not render (the router keeps the view
     on the SQL executor)."""
 
+    permanent = False  # another executor, or another configuration, can run it
+
 
 @dataclass(frozen=True)
 class SparkConfig:

@@ -1,0 +1,105 @@
+"""Limits on what a consumer may ask, each answered with a problem document
+naming it, nothing stored: a query nested too deeply (400, never a 500), a
+quota of views, a view estimated too large at registration (422), and a
+view that grows too large in maintenance fails (409 to its readers) instead
+of taking the server down."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.api_helpers import TURTLE, World, world
+
+EX = "@prefix : <http://ex/> .\n"
+
+
+@pytest.fixture
+def w(migrated: str):  # type: ignore[no-untyped-def]
+    with world(migrated, max_views_per_consumer=3, max_view_rows=5_000) as w:
+        yield w
+
+
+def _post(w: World, query: str) -> object:
+    return w.client.post("/views", json={"name": "v", "query": query}, headers=w.as_("consumer"))
+
+
+def _views(w: World) -> int:
+    return len(w.client.get("/views", headers=w.as_("consumer")).json())
+
+
+def test_queries_nested_too_deeply_are_refused(w: World) -> None:
+    for query in ("SELECT * WHERE { ?s ?p ?o FILTER(" + "(" * 200 + "?o" + ")" * 200 + ") }",
+                  "SELECT * WHERE " + "{" * 2000 + " ?s ?p ?o " + "}" * 2000):
+        r = _post(w, query)
+        assert r.status_code == 400, r.text  # type: ignore[attr-defined]
+        assert r.headers["content-type"] == "application/problem+json"  # type: ignore[attr-defined]
+        assert "nests brackets" in r.json()["detail"]  # type: ignore[attr-defined]
+    assert _views(w) == 0
+    deep = "SELECT * WHERE { ?s ?p ?o FILTER(" + "(" * 30 + "?o" + ")" * 30 + ") }"
+    assert _post(w, deep).status_code == 201  # type: ignore[attr-defined]
+
+
+def test_a_consumer_has_a_quota_of_views(w: World) -> None:
+    for _ in range(3):
+        assert _post(w, "SELECT * WHERE { ?s ?p ?o }").status_code == 201  # type: ignore[attr-defined]
+    r = _post(w, "SELECT * WHERE { ?s ?p ?o }")
+    assert r.status_code == 422 and "views" in r.json()["detail"]  # type: ignore[attr-defined]
+    assert _views(w) == 3
+
+
+def test_views_estimated_too_large_are_refused(w: World) -> None:
+    w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids["consumer"]},
+                  headers=w.as_("owner"))
+    data = EX + "\n".join(f":n{i} :p {i} ." for i in range(100))
+    assert w.client.put("/pods/alice/d", content=data,
+                        headers={**TURTLE, **w.as_("owner")}).status_code == 201
+    r = _post(w, "PREFIX : <http://ex/> SELECT * WHERE { ?a :p ?b . ?c :p ?d }")  # 100 × 100
+    assert r.status_code == 422, r.text  # type: ignore[attr-defined]
+    assert "10,000 rows" in r.json()["detail"]  # type: ignore[attr-defined]
+    values = "VALUES ?x { " + " ".join(str(i) for i in range(100)) + " }"
+    r = _post(w, f"SELECT * WHERE {{ {values} {values.replace('?x', '?y')} }}")
+    assert r.status_code == 422  # type: ignore[attr-defined]
+    joined = _post(w, "PREFIX : <http://ex/> SELECT * WHERE { ?a :p ?b . ?a :p ?d }")
+    assert joined.status_code == 201  # type: ignore[attr-defined]
+    assert _views(w) == 1
+
+
+def test_a_view_growing_too_large_fails_and_says_why(w: World) -> None:
+    w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids["consumer"]},
+                  headers=w.as_("owner"))
+    r = _post(w, "PREFIX : <http://ex/> SELECT * WHERE { ?a :p ?b . ?c :q ?d }")
+    assert r.status_code == 201  # nothing of :p or :q yet: estimated empty
+    view = r.headers["location"]  # type: ignore[attr-defined]
+    data = EX + "\n".join(f":n{i} :p {i} . :n{i} :q {i} ." for i in range(100))
+    r = w.client.put("/pods/alice/d", content=data, headers={**TURTLE, **w.as_("owner")})
+    seq = r.headers["podviews-seq"]
+    r = w.client.get(f"{view}/results", params={"min_seq": seq}, headers=w.as_("consumer"))
+    assert r.status_code == 409 and "too large" in r.json()["detail"], r.text
+    described = w.client.get(view, headers=w.as_("consumer")).json()
+    assert described["status"] == "failed" and "10,000" in described["note"]
+    assert w.client.get("/healthz").status_code == 200
+
+
+def test_results_come_a_page_at_a_time(migrated: str) -> None:
+    with world(migrated, page_rows=4) as w:
+        w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids["consumer"]},
+                      headers=w.as_("owner"))
+        data = EX + "\n".join(f":n{i} :p {i} ." for i in range(10))
+        seq = w.client.put("/pods/alice/d", content=data,
+                           headers={**TURTLE, **w.as_("owner")}).headers["podviews-seq"]
+        view = _post(w, "PREFIX : <http://ex/> SELECT ?v WHERE { ?s :p ?v } ORDER BY DESC(?v)"
+                     ).headers["location"]  # type: ignore[attr-defined]
+        url, seen, pages = f"{view}/results?min_seq={seq}", [], 0
+        while url:
+            r = w.client.get(url, headers=w.as_("consumer"))
+            assert r.status_code == 200 and r.headers["podviews-total"] == "10"
+            rows = [int(b["v"]["value"]) for b in r.json()["results"]["bindings"]]
+            assert len(rows) <= 4
+            seen += rows
+            pages += 1
+            url = r.links.get("next", {}).get("url")
+        assert pages == 3 and seen == list(range(9, -1, -1))
+        r = w.client.get(f"{view}/results", params={"offset": 8, "limit": 100},
+                         headers=w.as_("consumer"))
+        assert [b["v"]["value"] for b in r.json()["results"]["bindings"]] == ["1", "0"]
+        assert "link" not in r.headers
