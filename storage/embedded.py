@@ -93,12 +93,7 @@ class Embedded:
         if bindir is None:
             return self._start_pgserver()
         self._owner = "postgres" if os.geteuid() == 0 else None
-        if self._owner and not _reachable_by_others(self.data_dir):
-            # the postgres user cannot reach a root-private path: keep the
-            # cluster in a durable place it can, one per data directory
-            key = hashlib.sha1(str(self.data_dir.resolve()).encode()).hexdigest()[:12]
-            self.data_dir = Path("/var/lib/podviews") / key
-            Path("/var/lib/podviews").mkdir(parents=True, exist_ok=True)
+        self.data_dir = self.located()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if self._owner:
             shutil.chown(self.data_dir, self._owner)
@@ -119,6 +114,30 @@ class Embedded:
                    "-l", str(self.data_dir / "postgres.log"), "start"])
         (self.data_dir / "owner.pid").write_text(str(os.getpid()))
         return self.url
+
+    def located(self) -> Path:
+        """Where the cluster of ``data_dir`` lives: there, or — as root, where
+        the postgres user cannot reach that path — in a durable place it
+        can, one per data directory."""
+        if os.geteuid() != 0 or _reachable_by_others(self.data_dir):
+            return self.data_dir
+        key = hashlib.sha1(str(self.data_dir.resolve()).encode()).hexdigest()[:12]
+        Path("/var/lib/podviews").mkdir(parents=True, exist_ok=True)
+        return Path("/var/lib/podviews") / key
+
+    def ensure_running(self) -> bool:
+        """Start the cluster again, on its port, if its postmaster died
+        (killed, or out of memory); whether it had to."""
+        bindir = _bindir()
+        pgdata = self.data_dir / "pgdata"
+        if bindir is None or self._attached or self._running_port(pgdata) is not None:
+            return False
+        self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-m", "immediate", "stop"],
+                  check=False)  # clears a stale pid file
+        opts = f"-p {self.port} -k {self.data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-o", opts, "-w",
+                   "-l", str(self.data_dir / "postgres.log"), "start"])
+        return True
 
     def _owner_pid(self) -> int | None:
         try:

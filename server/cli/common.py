@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, fields
 from typing import Any
 
 from server.config import Settings
+from storage.embedded import Embedded
+
+log = logging.getLogger("podviews.cli")
 
 DB_HELP = "database URL [PODVIEWS_DATABASE_URL]; default: embedded under PODVIEWS_DATA_DIR"
 _SETTINGS = ("database_url", "executor", "spark_master", "spark_threshold", "host", "port",
@@ -27,20 +32,36 @@ def settings(args: argparse.Namespace) -> Settings:
 
 
 @contextmanager
-def database(args: argparse.Namespace) -> Iterator[str]:
+def database(args: argparse.Namespace, keep_running: bool = False) -> Iterator[str]:
     """The URL of the database, at the latest revision: the one given, or
-    the embedded cluster (stopped afterwards)."""
+    the embedded cluster (stopped afterwards; with ``keep_running``, started
+    again meanwhile if its postmaster dies — the server then reconnects by
+    itself)."""
     from storage.db import open_database
     from storage.migrate import upgrade
 
     config = settings(args)
     url, embedded = open_database(config.database_url, config.data_dir)
+    done = threading.Event()
+    if embedded is not None and keep_running:
+        threading.Thread(target=_keep_running, args=(embedded, done), daemon=True,
+                         name="embedded-postgres").start()
     try:
         upgrade(url)
         yield url
     finally:
+        done.set()
         if embedded is not None:
             embedded.stop()
+
+
+def _keep_running(embedded: Embedded, done: threading.Event) -> None:
+    while not done.wait(1.0):
+        try:
+            if embedded.ensure_running():
+                log.warning("the embedded Postgres had stopped; started it again")
+        except Exception:  # noqa: BLE001 - keep watching; the next second may do
+            log.exception("starting the embedded Postgres again failed")
 
 
 def print_rows(title: str, rows: Sequence[Any], as_json: bool) -> None:

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from server.cli.supervise import Workers
 
     config = settings(args)
-    with database(args) as url:
+    with database(args, keep_running=True) as url:
         # uvicorn shuts down gracefully on SIGTERM, then raises it again: let
         # that end this function normally, so workers and the embedded
         # cluster are stopped

@@ -6,8 +6,10 @@ finishes or rolls back as a whole) when it stops."""
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -28,7 +30,9 @@ class Workers:
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen([sys.executable, "-m", "server.cli", "worker",
-                                 "--database-url", self.url], env=dict(os.environ))
+                                 "--database-url", self.url], env=dict(os.environ),
+                                preexec_fn=_die_with_parent)
+
 
     def _watch(self) -> None:
         while not self.stopping.wait(self.check_every):
@@ -49,3 +53,13 @@ class Workers:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the parent dies, even killed (Linux), so a
+    killed server leaves no worker behind."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass  # not Linux: workers outlive a killed server until they are stopped

@@ -32,10 +32,11 @@ def wait_until_up(url: str, proc: subprocess.Popen, what: str) -> None:  # type:
 
 
 @contextmanager
-def serving(env: dict[str, str], log: IO[bytes] | None = None,
-            inherit: bool = True) -> Iterator[str]:
+def serving(env: dict[str, str], log: IO[bytes] | None = None, inherit: bool = True,
+            started: list[subprocess.Popen] | None = None) -> Iterator[str]:  # type: ignore[type-arg]
     """A `podviews serve` with these PODVIEWS_* settings on a free port
-    (``inherit``: on top of this process's environment); its base URL."""
+    (``inherit``: on top of this process's environment); its base URL. The
+    process is appended to ``started`` when given."""
     port = free_port()
     base_env = os.environ if inherit else {k: v for k, v in os.environ.items()
                                            if not k.startswith("PODVIEWS_")}
@@ -43,6 +44,8 @@ def serving(env: dict[str, str], log: IO[bytes] | None = None,
                             env={**base_env, "PODVIEWS_PORT": str(port), **env},
                             stdout=log or subprocess.PIPE, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
+    if started is not None:
+        started.append(proc)
     try:
         wait_until_up(f"{base}/healthz", proc, "podviews serve")
         yield base
