@@ -22,7 +22,7 @@ MAX_QUERY_CHARS = 100_000
 
 # what brackets inside of do not count: IRIs, strings (long and short), comments
 _SKIP = re.compile(r"""<[^<>"{}|^`\\\s]*>|'''.*?'''|\"\"\".*?\"\"\"|'(?:[^'\\\n]|\\.)*'"""
-                   r'''|"(?:[^"\\\n]|\\.)*"|#[^\n]*''', re.S)
+                   r'''|"(?:[^"\\\n]|\\.)*"|#[^\n]*''', re.DOTALL)
 _OPEN, _CLOSE = "({[", ")}]"
 
 

@@ -60,7 +60,7 @@ def _keep_running(embedded: Embedded, done: threading.Event) -> None:
         try:
             if embedded.ensure_running():
                 log.warning("the embedded Postgres had stopped; started it again")
-        except Exception:  # noqa: BLE001 - keep watching; the next second may do
+        except Exception:
             log.exception("starting the embedded Postgres again failed")
 
 

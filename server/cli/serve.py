@@ -29,7 +29,6 @@ def run(args: argparse.Namespace) -> int:
 
     from server.api.ops.observability import configure_logging
     from server.app import create_app
-
     from server.cli.supervise import Workers
 
     config = settings(args)

@@ -30,8 +30,8 @@ class Workers:
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen([sys.executable, "-m", "server.cli", "worker",
-                                 "--database-url", self.url], env=dict(os.environ),
-                                preexec_fn=_die_with_parent)
+                                 "--database-url", self.url],
+                                env={**os.environ, PARENT: str(os.getpid())})
 
 
     def _watch(self) -> None:
@@ -55,11 +55,18 @@ class Workers:
                 p.wait()
 
 
-def _die_with_parent() -> None:
-    """In the child: SIGTERM when the parent dies, even killed (Linux), so a
-    killed server leaves no worker behind."""
+PARENT = "PODVIEWS_WORKER_PARENT"  # set for a worker serve started: it ends with serve
+
+
+def die_with_parent() -> None:
+    """In a worker serve started: SIGTERM when serve dies, even killed
+    (Linux), so a killed server leaves no worker behind."""
+    parent = os.environ.get(PARENT)
+    if parent is None:
+        return
     try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except OSError:
-        pass  # not Linux: workers outlive a killed server until they are stopped
+        return  # not Linux: workers outlive a killed server until they are stopped
+    if os.getppid() != int(parent):  # serve died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)

@@ -29,7 +29,10 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()  # set before the heavy imports: a SIGTERM then stops cleanly
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
+    from server.cli.supervise import die_with_parent
     from server.maintenance.worker import run as work
+
+    die_with_parent()
 
     with database(args) as url:
         logging.basicConfig(level=logging.INFO)
