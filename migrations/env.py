@@ -9,7 +9,7 @@ from sqlalchemy.pool import NullPool
 from storage.models import Base
 
 config = context.config
-url = config.get_main_option("sqlalchemy.url")
+url = config.get_main_option("sqlalchemy.url") or ""
 given: Connection | None = config.attributes.get("connection")
 
 

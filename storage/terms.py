@@ -10,6 +10,7 @@ from rdflib import XSD
 from rdflib.term import Identifier, Literal
 from sqlalchemy import Connection, text
 
+from storage import db
 from views.functions import datetime_value
 from views.terms import ExprError, digest, fields_of, numeric_type, numeric_value, term_of
 
@@ -68,8 +69,7 @@ def _copy_in(conn: Connection, new: list[Identifier]) -> None:
     conn.execute(text("CREATE TEMP TABLE IF NOT EXISTS new_terms "
                       "(LIKE terms INCLUDING DEFAULTS) ON COMMIT DROP"))
     conn.execute(text("TRUNCATE new_terms"))
-    raw = conn.connection.driver_connection
-    with raw.cursor().copy(f"COPY new_terms ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
+    with db.raw(conn).cursor().copy(f"COPY new_terms ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
         for t in new:
             row = _row(t)
             copy.write_row([row[c] for c in _COLUMNS])

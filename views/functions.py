@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from typing import Any
 from urllib.parse import quote, urljoin
 
 from rdflib import XSD
@@ -20,6 +21,7 @@ from rdflib.term import BNode, Identifier, Literal, URIRef
 
 from views.terms import (
     ExprError,
+    Number,
     boolean,
     datatype_of,
     ebv,
@@ -47,7 +49,7 @@ def fn(*names: str) -> Callable[[Fn], Fn]:
 # ------------------------------------------------------------------ operators
 
 
-def _num(t: Identifier) -> tuple[object, URIRef]:
+def _num(t: Identifier) -> tuple[Number, URIRef]:
     kind = numeric_type(t)
     if kind is None:
         raise ExprError("not a number")
@@ -61,7 +63,10 @@ def arithmetic(op: str, a: Identifier, b: Identifier) -> Literal:
     kind = promote(ka, kb)
     if op == "/" and kind == XSD.integer:
         kind = XSD.decimal
-    x, y = to_kind(va, kind), to_kind(vb, kind)  # type: ignore[arg-type]
+    # Promoted to one kind, so the pair is int/int, Decimal/Decimal or float/float,
+    # which the type of to_kind cannot say.
+    x: Any = to_kind(va, kind)
+    y: Any = to_kind(vb, kind)
     if op == "+":
         r = x + y
     elif op == "-":
@@ -79,20 +84,24 @@ def arithmetic(op: str, a: Identifier, b: Identifier) -> Literal:
     return make_numeric(r, kind)
 
 
+def _operator(op: str) -> Fn:
+    return lambda a, b: arithmetic(op, a, b)
+
+
 for _op in "+-*/":
-    FUNCTIONS[_op] = (lambda o: lambda a, b: arithmetic(o, a, b))(_op)
+    FUNCTIONS[_op] = _operator(_op)
 
 
 @fn("neg")
 def _neg(a: Identifier) -> Literal:
     v, k = _num(a)
-    return make_numeric(-v, k)  # type: ignore[operator]
+    return make_numeric(-v, k)
 
 
 @fn("pos")
 def _pos(a: Identifier) -> Literal:
     v, k = _num(a)
-    return make_numeric(v, k)  # type: ignore[arg-type]
+    return make_numeric(v, k)
 
 
 @fn("!")
@@ -114,7 +123,7 @@ def datetime_value(t: Identifier) -> dt.datetime:
     elif tz:
         sign = 1 if tz[0] == "+" else -1
         tzinfo = dt.timezone(sign * dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])))
-    micro = int(round(float(frac or "0") * 1_000_000))
+    micro = round(float(frac or "0") * 1_000_000)
     try:
         return dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micro, tzinfo)
     except ValueError:
@@ -137,10 +146,10 @@ def compare(a: Identifier, b: Identifier) -> int:
             x, y = ebv(a), ebv(b)
             return (x > y) - (x < y)
         if a.datatype == b.datatype == XSD.dateTime:
-            x, y = datetime_value(a), datetime_value(b)
-            if (x.tzinfo is None) != (y.tzinfo is None):
+            da, db = datetime_value(a), datetime_value(b)
+            if (da.tzinfo is None) != (db.tzinfo is None):
                 raise ExprError("indeterminate dateTime comparison")
-            return (x > y) - (x < y)
+            return (da > db) - (da < db)
     raise ExprError("incomparable terms")
 
 
@@ -405,11 +414,11 @@ def _rounding(name: str, py: Callable[[float], float], mode: str) -> None:
     def f(a: Identifier) -> Literal:
         v, k = _num(a)
         if k == XSD.integer:
-            return make_numeric(v, k)  # type: ignore[arg-type]
+            return make_numeric(v, k)
         if k == XSD.decimal:
             return make_numeric(Decimal(v).quantize(Decimal(1), rounding=mode), k)  # type: ignore[arg-type]
         if math.isnan(v) or math.isinf(v):  # type: ignore[arg-type]
-            return make_numeric(v, k)  # type: ignore[arg-type]
+            return make_numeric(v, k)
         return make_numeric(py(v), k)  # type: ignore[arg-type]
     FUNCTIONS[name] = f
 
@@ -526,9 +535,9 @@ def _cast_numeric(kind: URIRef) -> Fn:
             return make_numeric(1 if ebv(a) else 0, kind)
         if numeric_type(a) is not None:
             v = numeric_value(a)
-            if kind in (XSD.integer, XSD.decimal) and isinstance(v, float):
-                if math.isnan(v) or math.isinf(v):
-                    raise ExprError("cannot cast NaN/INF")
+            if (kind in (XSD.integer, XSD.decimal) and isinstance(v, float)
+                    and (math.isnan(v) or math.isinf(v))):
+                raise ExprError("cannot cast NaN/INF")
             if kind == XSD.integer:
                 return make_numeric(int(v), kind)
             return make_numeric(to_kind(v, kind), kind)

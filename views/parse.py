@@ -50,7 +50,7 @@ def parse(text: str, base: str | None = None) -> A.Query:
         translated = query.algebra
     except EngineError:
         raise
-    except Exception as e:  # rdflib reports semantic errors as plain exceptions
+    except Exception as e:  # noqa: BLE001 - rdflib reports semantic errors as plain exceptions
         raise SparqlSyntaxError(f"invalid query: {e}", 1, 1) from None
     token = _BASE.set(query.prologue.base)
     try:
@@ -64,7 +64,8 @@ def _query(q: CompValue) -> A.Query:
         raise UnsupportedFeature(f"{q.name.removesuffix('Query').upper()} query form")
     from_graphs, from_named = _dataset_clause(q.datasetClause)
     node = q.p
-    limit, offset, order = None, 0, ()
+    limit, offset = None, 0
+    order: tuple[A.OrderKey, ...] = ()
     if node.name == "Slice":
         limit, offset, node = node.length, node.start or 0, node.p
     modifiers: list[CompValue] = []
@@ -251,8 +252,9 @@ def _expr(e: Any) -> A.Expr:
         if fn in _NONDETERMINISTIC:
             raise UnsupportedFeature(f"{fn}() is not deterministic")
         args = _builtin_args(e)
-        if fn in ("IRI", "URI") and _BASE.get():
-            args = (*args, A.Const(term=URIRef(_BASE.get())))  # relative IRIs resolve (§17.4.2.8)
+        base = _BASE.get()
+        if fn in ("IRI", "URI") and base:
+            args = (*args, A.Const(term=URIRef(base)))  # relative IRIs resolve (§17.4.2.8)
         return A.Call(fn=fn.upper() if fn != "sameTerm" else "SAMETERM", args=args)
     raise UnsupportedFeature(f"expression {name}")
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import hashlib
 import math
 from decimal import Decimal, InvalidOperation
-from typing import Union
 
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
-Number = Union[int, Decimal, float]
+Number = int | Decimal | float
 
 
 class ExprError(Exception):

@@ -18,7 +18,7 @@ from pathlib import Path
 from rdflib import RDF, XSD, Graph, Namespace, URIRef
 from rdflib.collection import Collection
 from rdflib.query import Result
-from rdflib.term import BNode, Identifier, Literal
+from rdflib.term import BNode, Identifier, Literal, Node
 
 from views import algebra as A
 from views.compile import compile_query
@@ -78,7 +78,7 @@ def discover(root: Path) -> Iterator[W3CTest]:
                     yield _test(g, entry)
 
 
-def _test(g: Graph, entry: Identifier) -> W3CTest:
+def _test(g: Graph, entry: Node) -> W3CTest:
     action = g.value(entry, MF.action)
     query = _path(g.value(action, QT.query))
     result = g.value(entry, MF.result)
@@ -95,7 +95,9 @@ def _test(g: Graph, entry: Identifier) -> W3CTest:
                    unsupported=unsupported)
 
 
-def _path(iri: Identifier) -> Path:
+def _path(iri: Node | None) -> Path:
+    if iri is None:
+        raise UnsupportedFeature("a manifest entry without its file")
     return Path(str(iri).removeprefix("file://"))
 
 
@@ -303,12 +305,16 @@ def _rdf_result_set(path: Path) -> Expected:
     if rs is None:
         raise UnsupportedFeature("RDF results that are not a result set")
     boolean = g.value(rs, RS.boolean)
-    if boolean is not None:
+    if isinstance(boolean, Literal):
         return Expected([], ask=bool(boolean.toPython()))
     rows = []
     for sol in g.objects(rs, RS.solution):
-        rows.append({str(g.value(b, RS.variable)): g.value(b, RS.value)
-                     for b in g.objects(sol, RS.binding)})
+        row: dict[str, Identifier] = {}
+        for b in g.objects(sol, RS.binding):
+            value = g.value(b, RS.value)
+            if isinstance(value, Identifier):
+                row[str(g.value(b, RS.variable))] = value
+        rows.append(row)
     return Expected(rows)
 
 
