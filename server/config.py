@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from server.api.ldp.rdf import RdfLimits
 from server.executors.spark.config import SparkConfig
 from server.maintenance.limits import Limits
 from server.maintenance.router import Router
@@ -43,12 +44,20 @@ class Settings(BaseSettings):
     max_view_rows: int = 1_000_000  # estimated at registration; one node's change in one job
     max_state_rows: int = 10_000_000  # rows all of a view's K-relations may hold
     page_rows: int = 10_000  # solutions a results page holds unless ?limit= says fewer
+    max_body_bytes: int = 16 << 20  # a write's body (413 beyond, before it is read whole)
+    max_patch_bytes: int = 1 << 20  # a PATCH's body (N3 and SPARQL parsers are not linear)
+    max_literal_bytes: int = 1 << 20  # characters in one literal of a body
+    max_resource_triples: int = 500_000  # triples in one resource
+    max_patch_steps: int = 100_000  # pattern-match steps of a patch's WHERE (rdflib: ~60 µs each)
 
     @model_validator(mode="after")
     def _no_default_secret_outside_development(self) -> Settings:
         if self.env != "development" and self.admin_token == DEV_ADMIN_TOKEN:
             raise ValueError("PODVIEWS_ADMIN_TOKEN must be set outside development")
         return self
+
+    def rdf_limits(self) -> RdfLimits:
+        return RdfLimits(self.max_literal_bytes, self.max_resource_triples)
 
     def limits(self) -> Limits:
         return Limits(self.max_view_rows, self.max_state_rows)

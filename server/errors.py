@@ -81,6 +81,12 @@ class UnsupportedMediaType(ServiceError):
     status = 415
 
 
+class PayloadTooLarge(ServiceError):
+    """The request is larger than this server accepts."""
+
+    status = 413
+
+
 class PreconditionFailed(ServiceError):
     """A condition of the request (If-Match, If-None-Match) does not hold."""
 

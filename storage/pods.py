@@ -138,7 +138,12 @@ def pod_row(conn: Connection, name: str):  # type: ignore[no-untyped-def]
 
 def resource(conn: Connection, pod: int, path: str, lock: bool = False):  # type: ignore[no-untyped-def]
     """The resource's row (id, etag, content_type, updated_at), or None;
-    ``lock`` holds it for the caller's write."""
+    ``lock`` holds its path for the caller's write — a path, not a row, so
+    that of two writers creating one new resource the second waits for the
+    first and then sees it (If-None-Match: * is then one 201, the rest 412)."""
+    if lock:
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+                     {"key": f"resource {pod} {path}"})
     return conn.execute(text(
         "SELECT id, etag, content_type, updated_at FROM resources WHERE pod_id = :pod "
         "AND path = :path" + (" FOR UPDATE" if lock else "")),

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 
 import pyoxigraph as ox
-from rdflib.term import BNode, Identifier, Literal, URIRef
+from rdflib.term import BNode
 
-from server.api.ldp.rdf import Triple
+from server.api.ldp.rdf import Triple, term
 
 Operation = tuple[int, set[Triple]]  # +1 INSERT DATA, -1 DELETE DATA
 
@@ -115,24 +115,7 @@ def _string_end(text: str, i: int) -> int:
 def _triples(block: str, prefixes: dict[str, str], base: str) -> set[Triple] | None:
     doc = "".join(f"@prefix {p}: <{iri}> .\n" for p, iri in prefixes.items()) + block
     try:
-        return {(_term(t.subject), _term(t.predicate), _term(t.object))
+        return {(term(t.subject), term(t.predicate), term(t.object))
                 for t in ox.parse(doc, ox.RdfFormat.TURTLE, base_iri=base)}
     except (SyntaxError, ValueError):  # the full parser words the error
         return None
-
-
-_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-
-
-def _term(t: object) -> Identifier:
-    """rdflib's term for a pyoxigraph term, as rdflib's own parser makes it
-    (a plain literal has no datatype)."""
-    if isinstance(t, ox.NamedNode):
-        return URIRef(t.value)
-    if isinstance(t, ox.BlankNode):
-        return BNode(t.value)
-    assert isinstance(t, ox.Literal)
-    if t.language:
-        return Literal(t.value, lang=t.language)
-    dt = t.datatype.value
-    return Literal(t.value) if dt == _XSD_STRING else Literal(t.value, datatype=URIRef(dt))

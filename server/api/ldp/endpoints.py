@@ -4,14 +4,17 @@ POST to containers, DELETE; ETags, conditional requests, and the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, TypeVar
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Header, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from server.api.auth import Principal, principal
-from server.api.ldp import patch, rdf, service
+from server.api.ldp import body, patch, rdf, service
+from server.config import Settings
 from server.errors import UnsupportedMediaType
 
 router = APIRouter(tags=["ldp"])
@@ -45,21 +48,50 @@ def _headers(container: bool, etag: str | None = None) -> dict[str, str]:
     return out
 
 
-def _forward(request: Request, method: str, pod: str, path: str, body: bytes = b"",
+T = TypeVar("T")
+
+
+def _once(send: Callable[[], T]) -> Callable[[], T]:
+    """An upstream side effect made at most once: a retry of the local
+    transaction (``storage.db.retrying``) reuses its answer instead of sending
+    it again (a second POST upstream would create a second resource)."""
+    return functools.cache(send)
+
+
+def _forward(request: Request, method: str, pod: str, path: str, content: bytes = b"",
              content_type: str | None = None) -> Callable[[], object] | None:
     """The write, as sent upstream (when the pods live on a Solid server)."""
     upstream = request.app.state.upstream
     if upstream is None:
         return None
     headers = {"content-type": content_type} if content_type else {}
-    return lambda: upstream.send(method, pod, path, body, headers)
+    return _once(lambda: upstream.send(method, pod, path, content, headers))
+
+
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+async def _body(request: Request, who: Principal, pod: str, path: str, limit: int) -> bytes:
+    """The body, read once the caller is known to reach the resource (a
+    consumer's PUT to a pod it cannot write is refused before a byte is read)."""
+    await run_in_threadpool(service.authorize, request.app.state.engine, who, pod, path)
+    return await body.read(request, limit)
+
+
+async def _parse(request: Request, content: bytes, content_type: str, iri: str) -> set[rdf.Triple]:
+    """The body's triples, parsed off the event loop."""
+    return await run_in_threadpool(rdf.parse, content, content_type, iri,
+                                   _settings(request).rdf_limits())
 
 
 def _written(request: Request, pod: str, w: service.Written) -> Response:
     request.app.state.metrics.batch.observe(w.triples)
     headers = {**_headers(False, w.etag), "Podviews-Seq": str(w.seq)}
     if w.created:
-        headers["Location"] = f"{request.app.state.settings.public_base}/pods/{pod}/{w.path}"
+        headers["Location"] = (f"{request.app.state.settings.public_base}/pods/{quote(pod)}/"
+                               f"{quote(w.path)}")
     return Response(status_code=201 if w.created else 204, headers=headers)
 
 
@@ -74,9 +106,9 @@ def get_resource(pod: str, path: str, request: Request, who: Who,
     headers = _headers(found.container, etag)
     if if_none_match is not None and service.matches(etag, if_none_match):
         return Response(status_code=304, headers=headers)
-    base = f"{_base(request)}/{pod}/{path}"
-    body = rdf.serialize(found.triples, media, base)
-    return Response(b"" if request.method == "HEAD" else body, media_type=media, headers=headers)
+    content = rdf.serialize(found.triples, media, service.iri(_base(request), pod, path))
+    return Response(b"" if request.method == "HEAD" else content, media_type=media,
+                    headers=headers)
 
 
 router.add_api_route("/pods/{pod}/{path:path}", get_resource, methods=["HEAD"],
@@ -90,13 +122,12 @@ async def put_resource(pod: str, path: str, request: Request, who: Who,
                        if_match: Annotated[str | None, Header()] = None,
                        if_none_match: Annotated[str | None, Header()] = None) -> Response:
     """Create or replace; the change is the diff against the current resource."""
-    base = f"{_base(request)}/{pod}/{path}"
-    body = await request.body()
-    new = rdf.parse(body, content_type, base)
+    content = await _body(request, who, pod, path, _settings(request).max_body_bytes)
+    new = await _parse(request, content, content_type, service.iri(_base(request), pod, path))
     return _written(request, pod, await run_in_threadpool(
         service.write, request.app.state.engine, who, _base(request), pod, path,
         lambda _: new, rdf.media_type(content_type), if_match, if_none_match,
-        _forward(request, "PUT", pod, path, body, content_type)))
+        _forward(request, "PUT", pod, path, content, content_type)))
 
 
 @router.patch("/pods/{pod}/{path:path}", status_code=204,
@@ -114,11 +145,13 @@ async def patch_resource(pod: str, path: str, request: Request, who: Who,
     if apply is None:
         raise UnsupportedMediaType(f"PATCH takes {' or '.join(PATCH_TYPES)}, not "
                                    f"{content_type or 'a body without a type'}")
+    settings = _settings(request)
     try:
-        text = (await request.body()).decode("utf-8")
+        text = (await _body(request, who, pod, path, settings.max_patch_bytes)).decode("utf-8")
     except UnicodeDecodeError:
         raise patch.BadPatch("the patch is not UTF-8") from None
-    change = apply(text, f"{_base(request)}/{pod}/{path}")  # a bad patch is 400 before any lock
+    change = await run_in_threadpool(  # a bad patch is 400 before any lock
+        apply, text, service.iri(_base(request), pod, path), settings.max_patch_steps)
     return _written(request, pod, await run_in_threadpool(
         service.write, request.app.state.engine, who, _base(request), pod, path,
         change, "text/turtle", if_match, if_none_match,
@@ -130,18 +163,21 @@ async def post_member(pod: str, path: str, request: Request, who: Who,
                       content_type: Annotated[str, Header()] = "",
                       slug: Annotated[str | None, Header()] = None) -> Response:
     """A new member of the container, named after ``Slug``."""
-    body = await request.body()
-    rdf.parse(body, content_type, f"{_base(request)}/{pod}/{path}")  # 400 before naming
+    content = await _body(request, who, pod, path, _settings(request).max_body_bytes)
+    await _parse(request, content, content_type, service.iri(_base(request), pod, path))
     upstream = request.app.state.upstream
     forward = None
     if upstream is not None:
+        @_once
         def forward() -> str:
-            r = upstream.send("POST", pod, path, body, {"content-type": content_type,
-                                                        **({"slug": slug} if slug else {})})
+            r = upstream.send("POST", pod, path, content, {"content-type": content_type,
+                                                           **({"slug": slug} if slug else {})})
             return upstream.local_path(pod, r.headers["location"])  # type: ignore[no-any-return]
+    limits = _settings(request).rdf_limits()
     return _written(request, pod, await run_in_threadpool(
         service.create_member, request.app.state.engine, who, _base(request), pod, path, slug,
-        lambda iri: rdf.parse(body, content_type, iri), rdf.media_type(content_type), forward))
+        lambda iri: rdf.parse(content, content_type, iri, limits), rdf.media_type(content_type),
+        forward))
 
 
 @router.delete("/pods/{pod}/{path:path}", status_code=204, responses={409: {}, 412: {}})

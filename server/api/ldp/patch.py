@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from rdflib import RDF, Graph, Namespace
 from rdflib.graph import QuotedGraph
+from rdflib.plugins.stores.memory import Memory
 from rdflib.term import BNode, Identifier, Node, Variable
 
 from server.api.ldp import data_update
 from server.api.ldp.rdf import Triple
-from server.errors import BadRequest, Conflict
+from server.errors import BadRequest, Conflict, OverLimit
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
 
@@ -39,7 +41,26 @@ class BadPatch(BadRequest):
     """The patch document is malformed."""
 
 
-def n3_patch(body: str, base: str) -> Change:
+class Budget:
+    """Pattern-match steps a patch may take on the resource before it is
+    refused (422): an all-variable ``solid:where`` or WHERE over a resource of
+    n triples would otherwise take n^k steps and as much memory."""
+
+    def __init__(self, steps: int) -> None:
+        self.left = steps
+        self.steps = steps
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise OverLimit(f"the patch's pattern takes more than {self.steps} match steps "
+                            "on this resource; make it more selective")
+
+
+DEFAULT_STEPS = 100_000
+
+
+def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     """An N3 Patch, read and checked now (before the write takes the
     resource's lock); applying it is 409 when ``solid:where`` does not match
     exactly once or a deletion is not there."""
@@ -67,9 +88,10 @@ def n3_patch(body: str, base: str) -> Change:
             raise BadPatch("solid:deletes may not contain blank nodes")
 
     def apply(current: set[Triple]) -> set[Triple]:
-        matches = list(_matches(where, current, {}))
+        matches = list(islice(_matches(where, current, {}, Budget(steps)), 2))  # a 2nd is enough
         if len(matches) != 1:
-            raise Conflict(f"solid:where matches {len(matches)} times; it must match exactly once")
+            raise Conflict("solid:where matches " + ("more than once" if matches else "nothing")
+                           + "; it must match exactly once")
         binding = matches[0]
         gone = {_bind(t, binding) for t in deletes}
         missing = gone - current
@@ -95,16 +117,17 @@ def _is_var(t: Identifier) -> bool:
     return isinstance(t, (Variable, BNode))  # blank nodes in where are existential
 
 
-def _matches(patterns: list[Triple], data: set[Triple],
-             binding: dict[Identifier, Identifier]) -> Iterator[dict[Identifier, Identifier]]:
+def _matches(patterns: list[Triple], data: set[Triple], binding: dict[Identifier, Identifier],
+             budget: Budget) -> Iterator[dict[Identifier, Identifier]]:
     if not patterns:
         yield binding
         return
     first, rest = patterns[0], patterns[1:]
     for triple in data:
+        budget.spend()
         extended = dict(binding)
         if all(_unify(p, t, extended) for p, t in zip(first, triple, strict=True)):
-            yield from _matches(rest, data, extended)
+            yield from _matches(rest, data, extended, budget)
 
 
 def _unify(pattern: Identifier, term: Identifier, binding: dict[Identifier, Identifier]) -> bool:
@@ -124,13 +147,13 @@ ALLOWED = {"InsertData", "DeleteData", "Modify", "DeleteWhere"}
 _DATA = {"InsertData": "INSERT DATA", "DeleteData": "DELETE DATA"}
 
 
-def sparql_update(body: str, base: str) -> Change:
+def sparql_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     """A SPARQL Update on the resource's graph (no named graphs), read now.
     Plain INSERT DATA / DELETE DATA updates skip the SPARQL grammar
     (``data_update``); the rest go through rdflib."""
     plain = data_update.operations(body, base)
     if plain is None:
-        return _rdflib_update(body, base)
+        return _rdflib_update(body, base, steps)
     last: dict[Triple, int] = {}  # a triple's fate is its last operation's
     for sign, triples in plain:
         last.update(dict.fromkeys(triples, sign))
@@ -138,7 +161,7 @@ def sparql_update(body: str, base: str) -> Change:
                       frozenset(t for t, s in last.items() if s < 0))
 
 
-def _rdflib_update(body: str, base: str) -> Change:
+def _rdflib_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     from rdflib.plugins.sparql.algebra import translateUpdate
     from rdflib.plugins.sparql.parser import parseUpdate
 
@@ -159,15 +182,44 @@ def _rdflib_update(body: str, base: str) -> Change:
             raise BadPatch(f"{_DATA[op.name]} may not contain variables")
         if op.name == "DeleteData" and any(isinstance(x, BNode) for t in data for x in t):
             raise BadPatch("DELETE DATA may not contain blank nodes")
+        if _has_service(get(op, "where")):
+            raise BadPatch("SERVICE is not allowed in an update: this server makes no "
+                           "requests on a client's behalf")
 
     def apply(current: set[Triple]) -> set[Triple]:
-        g = Graph()
+        g = Graph(store=_BoundedStore(Budget(steps)))
         for t in current:
             g.add(t)
         try:
             g.update(update)
+        except OverLimit:
+            raise
         except Exception as e:  # noqa: BLE001 - evaluation errors of rdflib
             raise BadPatch(f"SPARQL Update failed: {e}") from None
         return set(g)  # type: ignore[arg-type]
 
     return apply
+
+
+def _has_service(node: object) -> bool:
+    """Whether an update's algebra holds a SERVICE anywhere below ``node``."""
+    if isinstance(node, dict):
+        return getattr(node, "name", None) == "ServiceGraphPattern" or any(
+            _has_service(v) for v in dict.values(node))
+    if isinstance(node, list | tuple):
+        return any(_has_service(x) for x in node)
+    return False
+
+
+class _BoundedStore(Memory):
+    """A store whose every matched triple spends the update's budget: rdflib
+    evaluates WHERE through ``triples`` (and wants a plain ``Graph`` over it)."""
+
+    def __init__(self, budget: Budget) -> None:
+        super().__init__()
+        self.budget = budget
+
+    def triples(self, triple_pattern, context=None):  # type: ignore[no-untyped-def, override]
+        for found in super().triples(triple_pattern, context):
+            self.budget.spend()
+            yield found

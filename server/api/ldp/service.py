@@ -13,6 +13,7 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from rdflib import RDF, Namespace, URIRef
 from sqlalchemy import Connection, Engine
@@ -20,7 +21,7 @@ from sqlalchemy import Connection, Engine
 from server.api.auth import Principal
 from server.api.ldp.patch import Change, DataChange
 from server.api.ldp.rdf import Triple
-from server.errors import Conflict, MethodNotAllowed, NotFound, PreconditionFailed
+from server.errors import BadRequest, Conflict, MethodNotAllowed, NotFound, PreconditionFailed
 from storage import pods
 from storage.db import retrying
 
@@ -46,16 +47,47 @@ class Read:
     container: bool
 
 
+MAX_PATH = 1024
+_NOT_IN_PATHS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")  # controls, lone surrogates
+
+
 def target(conn: Connection, who: Principal, base: str, pod_name: str, path: str) -> Target:
     """The addressed resource, if the caller may touch the pod (404 otherwise:
     whether the pod exists is not the caller's business). ``base`` is where
     pods live: our /pods, or the upstream Solid server."""
+    _check_path(pod_name + "/" + path)
     pod = pods.pod_row(conn, pod_name)
     if pod is None or not (who.is_admin() or pod.owner_id == who.agent):
         raise NotFound(f"no pod {pod_name}")
     if any(seg in (".", "..") for seg in path.split("/")) or "//" in path:
         raise NotFound(f"no resource {path}")
-    return Target(int(pod.id), pod_name, path, f"{base}/{pod_name}/{path}")
+    return Target(int(pod.id), pod_name, path, iri(base, pod_name, path))
+
+
+def _check_path(path: str) -> None:
+    """400 for a path no resource can have (before any lookup)."""
+    if len(path) > MAX_PATH:
+        raise BadRequest(f"the path is longer than {MAX_PATH} characters")
+    bad = _NOT_IN_PATHS.search(path)
+    if bad:
+        raise BadRequest(f"the path holds the character U+{ord(bad.group()):04X}, "
+                         "which no resource name may hold")
+
+
+def iri(base: str, pod_name: str, path: str) -> str:
+    """The resource's IRI: its path percent-encoded where IRIs forbid a
+    character (a space, a quote, a bracket…), as a client would address it."""
+    return f"{base}/{quote(pod_name)}/{quote(path, safe=_IRI_SAFE)}"
+
+
+_IRI_SAFE = "/:@!$&'()*+,;=~"
+
+
+def authorize(engine: Engine, who: Principal, pod_name: str, path: str) -> None:
+    """The caller may write at this path (404 otherwise), asked before the
+    request's body is read."""
+    with engine.connect() as c:
+        target(c, who, "", pod_name, path)
 
 
 def read(conn: Connection, t: Target) -> Read:
@@ -140,7 +172,7 @@ def create_member(engine: Engine, who: Principal, base: str, pod_name: str, cont
             name = re.sub(r"[^A-Za-z0-9._-]", "-", slug or "")[:100].strip(".") \
                 or uuid.uuid4().hex
             path = t.path + name
-            if pods.resource(c, t.pod, path) is not None:
+            if pods.resource(c, t.pod, path, lock=True) is not None:
                 path = f"{t.path}{name}-{uuid.uuid4().hex[:8]}"
         seq = pods.put_resource(c, t.pod, path, parse(f"{base}/{pod_name}/{path}"), content_type)
         after = pods.written(c, seq)
