@@ -106,6 +106,16 @@ def _pipeline_bsbm(args: argparse.Namespace) -> bool:
     return all(r.equal for r in rows)
 
 
+def _attack(args: argparse.Namespace) -> bool:
+    from server.tools.bench import attack
+
+    rows = attack.run(args.server_url)
+    print_rows("attack: /healthz while each attack runs (target p99 <= 100 ms), server RSS",
+               rows, args.json)
+    return all(r.healthz_max_ms != float("inf") for r in rows)
+
+
 _SCENARIOS: dict[str, Callable[[argparse.Namespace], bool]] = {
+    "attack": _attack,
     "paper-bsbm": _paper_bsbm, "pipeline-bsbm": _pipeline_bsbm, "backfill-bsbm": _backfill_bsbm,
     "paper-synthetic": _paper_synthetic, "throughput": _throughput, "many-views": _many_views}

@@ -7,9 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import IO
 
 import httpx
@@ -17,12 +20,20 @@ import httpx
 from storage.embedded import free_port
 
 
-def wait_until_up(url: str, proc: subprocess.Popen, what: str) -> None:  # type: ignore[type-arg]
-    """Return once ``url`` answers; fail with the process's output if it exits."""
+def wait_until_up(url: str, proc: subprocess.Popen, what: str,  # type: ignore[type-arg]
+                  log: IO[bytes] | None = None) -> None:
+    """Return once ``url`` answers; fail with the process's output (its pipe,
+    or the file ``log`` it writes to) if it exits."""
     for _ in range(600):
         if proc.poll() is not None:
-            out = proc.stdout.read().decode()[-3000:] if proc.stdout else ""
-            raise RuntimeError(f"{what} exited: {out}")
+            if proc.stdout:
+                out = proc.stdout.read()
+            elif log is not None and log.seekable():
+                log.seek(0)
+                out = log.read()
+            else:
+                out = b""
+            raise RuntimeError(f"{what} exited: {out.decode(errors='replace')[-3000:]}")
         try:
             httpx.get(url, timeout=1)
             return
@@ -40,18 +51,23 @@ def serving(env: dict[str, str], log: IO[bytes] | None = None, inherit: bool = T
     port = free_port()
     base_env = os.environ if inherit else {k: v for k, v in os.environ.items()
                                            if not k.startswith("PODVIEWS_")}
+    # a file, never an undrained pipe: a server that logs a pipe's worth
+    # (64 KB) would block in its next log line
+    out = log or tempfile.TemporaryFile()
     proc = subprocess.Popen([sys.executable, "-m", "server.cli.main", "serve"],
                             env={**base_env, "PODVIEWS_PORT": str(port), **env},
-                            stdout=log or subprocess.PIPE, stderr=subprocess.STDOUT)
+                            stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     if started is not None:
         started.append(proc)
     try:
-        wait_until_up(f"{base}/healthz", proc, "podviews serve")
+        wait_until_up(f"{base}/healthz", proc, "podviews serve", out)
         yield base
     finally:
         proc.terminate()
         proc.wait(timeout=60)
+        if log is None:
+            out.close()
 
 
 @contextmanager
@@ -68,3 +84,43 @@ def working(env: dict[str, str], count: int, log: IO[bytes] | None = None) -> It
             p.terminate()
         for p in procs:
             p.wait(timeout=60)
+
+
+class Healthz:
+    """``/healthz`` probed every ``every`` seconds from a thread until stopped:
+    when each probe started and how long it took (inf: no answer)."""
+
+    def __init__(self, base: str, every: float = 0.025) -> None:
+        self.base, self.every = base, every
+        self.samples: list[tuple[float, float]] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        with httpx.Client(timeout=30) as c:
+            while not self.stop.is_set():
+                start = time.monotonic()
+                try:
+                    ok = c.get(f"{self.base}/healthz").status_code == 200
+                except httpx.TransportError:
+                    ok = False
+                self.samples.append((start, time.monotonic() - start if ok else float("inf")))
+                time.sleep(self.every)
+
+    def since(self, mark: float) -> list[float]:
+        """Probe times (seconds) of the probes started at ``mark`` or later."""
+        time.sleep(2 * self.every)  # a probe after the work ended
+        return [took for when, took in self.samples if when >= mark]
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of a process and its descendants (Linux /proc)."""
+    total = 0
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        total += int(next(x for x in status.splitlines() if x.startswith("VmRSS")).split()[1])
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except (OSError, StopIteration):
+        return 0
+    return total * 1024 + sum(rss_bytes(int(c)) for c in children)

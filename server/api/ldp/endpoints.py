@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import Annotated, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, unquote_to_bytes
 
 from fastapi import APIRouter, Depends, Header, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -15,9 +15,18 @@ from starlette.concurrency import run_in_threadpool
 from server.api.auth import Principal, principal
 from server.api.ldp import body, patch, rdf, service
 from server.config import Settings
-from server.errors import UnsupportedMediaType
+from server.errors import BadRequest, UnsupportedMediaType
 
-router = APIRouter(tags=["ldp"])
+def _valid_path(request: Request) -> None:
+    """400 for a path whose percent-encoding is not UTF-8 (the router would
+    read it with replacement characters: a lone surrogate becomes U+FFFD)."""
+    try:
+        unquote_to_bytes(request.scope["raw_path"]).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadRequest(f"the path is not UTF-8 once percent-decoded: {e.reason}") from None
+
+
+router = APIRouter(tags=["ldp"], dependencies=[Depends(_valid_path)])
 Who = Annotated[Principal, Depends(principal)]
 PATCH_TYPES = {"text/n3": patch.n3_patch, "application/sparql-update": patch.sparql_update}
 RDF_BODY = {"content": {m: {"schema": {"type": "string"}} for m in rdf.FORMATS}, "required": True}

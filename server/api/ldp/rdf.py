@@ -9,6 +9,7 @@ bundled allow-list, ``server.api.ldp.contexts``)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -48,7 +49,7 @@ def parse(body: bytes, content_type: str, base: str,
         raise UnsupportedMediaType(f"cannot read {content_type or 'a body without a type'}; "
                                    f"use one of {', '.join(FORMATS)}")
     if media == "application/ld+json":
-        body = _with_bundled_contexts(body)
+        body = _with_bundled_contexts(body, base)
     out: set[Triple] = set()
     try:
         for q in ox.parse(body, fmt, base_iri=base, without_named_graphs=True):
@@ -60,6 +61,9 @@ def parse(body: bytes, content_type: str, base: str,
                 raise PayloadTooLarge(f"a resource may hold at most {limits.triples} triples")
     except (SyntaxError, ValueError) as e:
         raise BadRdf(f"{FORMATS[media]} parse error: {e}") from None
+    if not out and media == "application/ld+json" and body.strip() not in (b"{}", b"[]"):
+        # JSON-LD drops what it cannot read (invalid IRIs, free-floating values)
+        raise BadRdf("the JSON-LD document holds no triples")
     return out
 
 
@@ -78,14 +82,42 @@ def term(t: object) -> Identifier:
     return Literal(t.value) if dt == _XSD_STRING else Literal(t.value, datatype=URIRef(dt))
 
 
-def _with_bundled_contexts(body: bytes) -> bytes:
+def _with_bundled_contexts(body: bytes, base: str) -> bytes:
     """The JSON-LD document with every remote ``@context`` replaced by its
-    bundled copy; a context that is not bundled is a 400 naming it."""
+    bundled copy; a context that is not bundled is a 400 naming it, and so is
+    an ``@id`` that is no IRI (JSON-LD would drop its node without a word)."""
     try:
         doc = json.loads(body)
     except (ValueError, RecursionError) as e:
         raise BadRdf(f"JSON-LD parse error: {e}") from None
+    for ref in _ids(doc):
+        _check_iri(ref, base)
     return json.dumps(_inline(doc)).encode()
+
+
+def _ids(node: object) -> Iterator[str]:
+    """The ``@id`` values of the document's nodes (not of its contexts)."""
+    if isinstance(node, list):
+        for x in node:
+            yield from _ids(x)
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            if k == "@id" and isinstance(v, str) and not v.startswith("_:"):
+                yield v
+            elif k != "@context":
+                yield from _ids(v)
+
+
+def _check_iri(ref: str, base: str) -> None:
+    """400 unless ``ref`` resolves against ``base`` to a valid IRI (RFC 3987,
+    as pyoxigraph checks every IRI of the other formats)."""
+    try:
+        if any(c in ref for c in '<>"\\\n'):
+            raise SyntaxError(f"invalid character in {ref!r}")
+        list(ox.parse(f"<{ref}> <urn:x> <urn:x> .".encode(), ox.RdfFormat.TURTLE,
+                      base_iri=base))
+    except (SyntaxError, ValueError) as e:
+        raise BadRdf(f"the JSON-LD @id {ref!r} is not an IRI: {e}") from None
 
 
 def _inline(node: object) -> object:

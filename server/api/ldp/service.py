@@ -59,7 +59,7 @@ def target(conn: Connection, who: Principal, base: str, pod_name: str, path: str
     pod = pods.pod_row(conn, pod_name)
     if pod is None or not (who.is_admin() or pod.owner_id == who.agent):
         raise NotFound(f"no pod {pod_name}")
-    if any(seg in (".", "..") for seg in path.split("/")) or "//" in path:
+    if any(seg in (".", "..") for seg in path.split("/")) or "//" in "/" + path:
         raise NotFound(f"no resource {path}")
     return Target(int(pod.id), pod_name, path, iri(base, pod_name, path))
 
