@@ -53,7 +53,7 @@ def serving(env: dict[str, str], log: IO[bytes] | None = None, inherit: bool = T
                                            if not k.startswith("PODVIEWS_")}
     # a file, never an undrained pipe: a server that logs a pipe's worth
     # (64 KB) would block in its next log line
-    out = log or tempfile.TemporaryFile()
+    out = log or tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after the process
     proc = subprocess.Popen([sys.executable, "-m", "server.cli.main", "serve"],
                             env={**base_env, "PODVIEWS_PORT": str(port), **env},
                             stdout=out, stderr=subprocess.STDOUT)

@@ -17,6 +17,7 @@ from server.api.ldp import body, patch, rdf, service
 from server.config import Settings
 from server.errors import BadRequest, UnsupportedMediaType
 
+
 def _valid_path(request: Request) -> None:
     """400 for a path whose percent-encoding is not UTF-8 (the router would
     read it with replacement characters: a lone surrogate becomes U+FFFD)."""
