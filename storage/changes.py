@@ -68,10 +68,16 @@ def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
 def views_woken(conn: Connection, pod: int, predicates: set[int]) -> list[int]:
     """The views reading ``pod`` that a ΔG with these predicates can change:
     those matching any predicate, or one of them (design note 24). The
-    others' watermarks stay where they are: they reflect the change already."""
+    others' watermarks stay where they are: they reflect the change already.
+
+    A view reads the pod when an active consent covers it — found from the
+    consents, not from ``consent_views``, whose rows a view's backfill adopts
+    only when it commits: a write committed while the backfill ran (after its
+    snapshot) must wake the view too, or the view would claim to reflect it."""
     return [int(r[0]) for r in conn.execute(text(
-        "SELECT DISTINCT cv.view_id FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
-        "JOIN views v ON v.id = cv.view_id WHERE c.pod_id = :p AND c.revoked_at IS NULL "
+        "SELECT DISTINCT v.id FROM consents c JOIN views v ON v.consumer_id = c.consumer_id "
+        "AND (c.view_id IS NULL OR c.view_id = v.id) WHERE c.pod_id = :p "
+        "AND c.revoked_at IS NULL "
         "AND (v.predicates IS NULL OR v.predicates && CAST(:preds AS bigint[]))"),
         {"p": pod, "preds": sorted(predicates)})]
 

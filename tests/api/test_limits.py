@@ -7,6 +7,7 @@ of taking the server down."""
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 
 from tests.api.api_helpers import TURTLE, World, world
 
@@ -103,3 +104,26 @@ def test_results_come_a_page_at_a_time(migrated: str) -> None:
                          headers=w.as_("consumer"))
         assert [b["v"]["value"] for b in r.json()["results"]["bindings"]] == ["1", "0"]
         assert "link" not in r.headers
+
+
+def test_a_write_during_a_views_first_backfill_wakes_it(migrated: str) -> None:
+    """The backfill adopts its consents when it commits; a write committed
+    while it ran (after its snapshot) must still wake the view, or the view
+    would claim to reflect the write (found by the test above, racing)."""
+    with world(migrated, workers=0) as w:
+        w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids["consumer"]},
+                      headers=w.as_("owner"))
+        view = _post(w, "PREFIX : <http://ex/> SELECT * WHERE { ?a :p ?b }"
+                     ).headers["location"]  # type: ignore[attr-defined]
+        view_id = int(view.rsplit("/", 1)[1])
+        engine = sa.create_engine(migrated)
+        with engine.connect() as c:  # the backfill has not committed: nothing adopted yet
+            assert c.execute(sa.text("SELECT count(*) FROM consent_views WHERE view_id = :v"),
+                             {"v": view_id}).scalar_one() == 0
+        w.client.put("/pods/alice/d", content=EX + ":n :p 1 .", headers={**TURTLE,
+                                                                          **w.as_("owner")})
+        with engine.connect() as c:
+            kinds = c.execute(sa.text("SELECT kind FROM jobs WHERE view_id = :v ORDER BY id"),
+                              {"v": view_id}).scalars().all()
+        engine.dispose()
+        assert kinds == ["backfill", "apply_changes"]
