@@ -16,6 +16,7 @@ from fastapi import FastAPI, Response
 from server import errors
 from server.api.admin.endpoints import router as admin_router
 from server.api.consents.endpoints import router as consents_router
+from server.api.ldp import offload
 from server.api.ldp.endpoints import router as ldp_router
 from server.api.ldp.upstream import Upstream
 from server.api.ops import observability
@@ -46,6 +47,7 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
             yield
         finally:
             app.state.notices.close()
+            offload.shutdown()
             stop.set()
             for t in threads:
                 t.join(timeout=30)
