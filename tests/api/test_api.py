@@ -145,7 +145,7 @@ def test_containers_list_members_and_take_posts(w: World) -> None:
     assert root.status_code == 200 and "BasicContainer" in root.headers["link"]
     assert w.client.delete("/pods/alice/notes/", headers=w.as_("owner")).status_code == 409
     assert w.client.delete("/pods/alice/", headers=w.as_("owner")).status_code == 405
-    assert w.client.put("/pods/alice/notes/", content=EX, headers=h).status_code == 405
+    assert w.client.put("/pods/alice/notes/", content=EX, headers=h).status_code == 409
     assert w.client.post("/pods/alice/notes/one", content=EX, headers=h).status_code == 405
     assert w.client.get("/pods/alice/nothing/", headers=w.as_("owner")).status_code == 404
 

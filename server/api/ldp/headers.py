@@ -65,15 +65,11 @@ def allow(shape: Shape) -> dict[str, str]:
 
 def links(shape: Shape, iri: str, owner: str | None = None) -> list[str]:
     """The ``Link`` values of an existing resource at ``iri``."""
-    types = [f"{LDP}Resource"]
+    types = [f"{LDP}Resource"]  # as CSS: no ldp:RDFSource / ldp:NonRDFSource
     if shape.kind == CONTAINER:
         types += [f"{LDP}Container", f"{LDP}BasicContainer"]
         if shape.root:
             types.append(PIM_STORAGE)
-    elif shape.kind == BINARY:
-        types.append(f"{LDP}NonRDFSource")
-    else:
-        types.append(f"{LDP}RDFSource")
     out = [f'<{t}>; rel="type"' for t in types]
     if shape.kind != DESCRIPTION:
         out.append(f'<{iri}{ACL_SUFFIX}>; rel="acl"')
@@ -98,6 +94,11 @@ def for_resource(shape: Shape, iri: str, storage_root: str, wac_allow: str,
     if etag:
         out["ETag"] = f'"{etag}"'
     return out
+
+
+def not_allowed(shape: Shape, storage_root: str) -> dict[str, str]:
+    """The headers of a 405: what the resource does allow."""
+    return {**allow(shape), "Link": storage_link(storage_root)}
 
 
 def for_missing(kind: str, storage_root: str) -> dict[str, str]:

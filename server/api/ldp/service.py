@@ -218,9 +218,9 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         _refuse_auxiliary(t)
         row = pods.resource(c, t.pod.id, t.path, lock=True)
         if t.is_container and (method == "PATCH" or row is not None):
-            raise MethodNotAllowed(f"{method} of an existing container: its members are made "
-                                   "by PUT below it or POST to it",
-                                   headers.allow(Shape(CONTAINER, row is not None, t.path == "")))
+            # Solid Protocol §5.3: no PUT or PATCH of a container's containment triples
+            raise Conflict(f"{method} of a container: its members are made by PUT below it "
+                           "or POST to it, and its containment triples are the server's")
         if row is not None and row.binary and method == "PATCH":
             raise Conflict(f"{t.path} is not RDF: PATCH its description "
                            f"{t.path}{headers.DESCRIPTION_SUFFIX}")
@@ -253,7 +253,7 @@ def _write_description(c: Connection, t: Target, described, change: Change,  # t
     """PATCH of a non-RDF resource's description (CSS allows no PUT there)."""
     if method != "PATCH":
         raise MethodNotAllowed("a description resource is changed by PATCH",
-                               headers.allow(Shape(DESCRIPTION)))
+                               headers.not_allowed(Shape(DESCRIPTION), t.root))
     pods.resource(c, t.pod.id, described.path, lock=True)
     _preconditions(pods.description_etag(c, described.id), if_match, if_none_match)
     if forward is not None:
@@ -327,7 +327,7 @@ def create_member(engine: Engine, who: Principal, base: str, pod_name: str, cont
         t = target(c, who, base, pod_name, container, access.APPEND)
         if not t.is_container:
             raise MethodNotAllowed("POST creates members of a container (a path ending in '/')",
-                                   headers.allow(Shape(DOCUMENT)))
+                                   headers.not_allowed(Shape(DOCUMENT), t.root))
         if pods.resource(c, t.pod.id, t.path) is None:
             raise missing(t)  # Solid Protocol §5.3: POST to a missing container is 404
         path = forward() if forward is not None else _new_name(c, t, slug, kind)
@@ -361,14 +361,13 @@ def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
     with engine.begin() as c:
         t = target(c, who, base, pod_name, path, access.WRITE)
         if _described(c, t) is not None:
-            raise MethodNotAllowed("a description goes with the resource it describes",
-                                   headers.allow(Shape(DESCRIPTION)))
+            raise Conflict("a description goes with the resource it describes: delete that")
         row = pods.resource(c, t.pod.id, t.path, lock=True)
         if row is None:
             raise missing(t)
         if t.path == "":
             raise MethodNotAllowed("the pod's root cannot be deleted",
-                                   headers.allow(Shape(CONTAINER, root=True)))
+                                   headers.not_allowed(Shape(CONTAINER, root=True), t.root))
         if t.is_container and pods.members(c, t.pod.id, t.path):
             raise Conflict(f"container {t.path} is not empty")
         _preconditions(_state(c, t, row), if_match, None)
