@@ -5,6 +5,7 @@ sends the owner's bearer token."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -88,3 +89,15 @@ def owned_pod(base: str, pod: str, admin: str = ADMIN) -> OwnedPod:
     client = httpx.Client(base_url=base, timeout=60,
                           headers={"authorization": f"Bearer {made['token']}"})
     return OwnedPod(client, made["token"], made["webid"], r.json()["url"])
+
+
+def node_steps(script: Path, modules: Path, pod: OwnedPod) -> dict[str, object]:
+    """Run a Node client script (``script <node_modules> <pod URL> <token>``,
+    one JSON line per step) against ``pod``; each step's result, in order,
+    once every step succeeded."""
+    run = subprocess.run(["node", str(script), str(modules), pod.url, pod.token], check=False,
+                         capture_output=True, text=True, timeout=300)
+    steps = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    failed = [s for s in steps if not s["ok"]]
+    assert not failed and run.returncode == 0, (failed, run.stderr[-2000:])
+    return {s["step"]: s["result"] for s in steps}

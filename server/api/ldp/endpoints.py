@@ -122,7 +122,7 @@ def storage_description(pod: str, request: Request) -> Response:
     text = (f"<{root}.well-known/solid> a <{headers.SOLID}StorageDescription> .\n"
             f"<{root}> a <{headers.PIM_STORAGE}> .\n")
     return Response(text, media_type="text/turtle",
-                    headers={"Link": headers.storage_link(root), "Vary": "Accept, Origin"})
+                    headers={"Link": headers.storage_link(root), "Vary": "Accept"})
 
 
 @router.get("/pods/{pod}/{path:path}",

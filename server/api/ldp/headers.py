@@ -90,7 +90,7 @@ def for_resource(shape: Shape, iri: str, storage_root: str, wac_allow: str,
     """The headers of a GET, HEAD or OPTIONS of an existing resource."""
     out = {**allow(shape), "Link": ", ".join([*links(shape, iri, owner),
                                               storage_link(storage_root)]),
-           "WAC-Allow": wac_allow, "Vary": "Accept, Authorization, Origin"}
+           "WAC-Allow": wac_allow, "Vary": "Accept, Authorization"}
     if etag:
         out["ETag"] = f'"{etag}"'
     return out
@@ -104,4 +104,4 @@ def not_allowed(shape: Shape, storage_root: str) -> dict[str, str]:
 def for_missing(kind: str, storage_root: str) -> dict[str, str]:
     """The headers of a 404: how the resource could be created."""
     return {**allow(Shape(kind, exists=False)), "Link": storage_link(storage_root),
-            "Vary": "Accept, Authorization, Origin"}
+            "Vary": "Accept, Authorization"}
