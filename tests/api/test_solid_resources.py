@@ -164,3 +164,25 @@ def test_headers_methods_and_cors(w: World) -> None:
     assert cors.headers["access-control-allow-origin"] == "https://app.example"
     assert "WAC-Allow" in cors.headers["access-control-expose-headers"]
     assert w.client.get("/pods/alice/doc").status_code == 401
+
+
+def test_a_files_description_feeds_views(w: World) -> None:
+    r = w.client.post("/views", json={"name": "v", "query": "SELECT ?s ?o { ?s <http://ex/p> ?o }"},
+                      headers=w.as_("consumer"))
+    view = r.headers["location"]
+    assert w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids[
+        "consumer"]}, headers=w.as_("owner")).status_code == 201
+    w.client.put("/pods/alice/pic.png", content=b"\x89PNG",
+                 headers={"content-type": "image/png", **w.as_("owner")})
+    r = w.client.patch("/pods/alice/pic.png.meta", headers={
+        "content-type": "application/sparql-update", **w.as_("owner")},
+        content="INSERT DATA { <pic.png> <http://ex/p> <http://ex/photo> }")
+    assert r.status_code == 204, r.text
+    rows = w.client.get(f"{view}/results", params={"min_seq": r.headers["podviews-seq"]},
+                        headers=w.as_("consumer")).json()["results"]["bindings"]
+    assert [(b["s"]["value"], b["o"]["value"]) for b in rows] == [
+        ("http://pods.test/pods/alice/pic.png", "http://ex/photo")]
+    r = w.client.delete("/pods/alice/pic.png", headers=w.as_("owner"))
+    rows = w.client.get(f"{view}/results", params={"min_seq": r.headers["podviews-seq"]},
+                        headers=w.as_("consumer")).json()["results"]["bindings"]
+    assert rows == []

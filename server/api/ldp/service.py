@@ -273,6 +273,8 @@ def _refuse_auxiliary(t: Target) -> None:
     Control (issue 17)."""
     if t.subject is not None:
         raise Conflict(f"{t.path} would describe {t.subject}, which is no non-RDF resource")
+    if t.path.startswith(".well-known/"):
+        raise Conflict("/.well-known/ below a pod is the server's (its storage description)")
     if t.path.endswith(headers.ACL_SUFFIX):
         raise Conflict("ACL documents come with Web Access Control; this server keeps pods "
                        "owner-only")
