@@ -7,14 +7,12 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 
+import { bearerFetch, check, runSteps } from "../steps.mjs";
+
 const [modules, root, token] = process.argv.slice(2);
 const { QueryEngine } = createRequire(path.join(modules, "index.js"))("@comunica/query-sparql");
 
-const authFetch = (input, init = {}) => {
-  const headers = new Headers(init.headers ?? (input instanceof Request ? input.headers : {}));
-  headers.set("authorization", `Bearer ${token}`);
-  return fetch(input, { ...init, headers });
-};
+const authFetch = bearerFetch(token);
 const engine = new QueryEngine();
 const PREFIX = "PREFIX foaf: <http://xmlns.com/foaf/0.1/>\n";
 
@@ -26,9 +24,6 @@ async function names(source) {
   return bindings.map((b) => b.get("name").value).sort();
 }
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
 
 const steps = {
   async query() {
@@ -59,11 +54,4 @@ const steps = {
   },
 };
 
-for (const [name, run] of Object.entries(steps)) {
-  try {
-    console.log(JSON.stringify({ step: name, ok: true, result: await run() }));
-  } catch (e) {
-    console.log(JSON.stringify({ step: name, ok: false, error: String(e.stack ?? e) }));
-    process.exit(1);
-  }
-}
+await runSteps(steps);

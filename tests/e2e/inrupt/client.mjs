@@ -5,20 +5,15 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 
+import { bearerFetch, check, runSteps } from "../steps.mjs";
+
 const [modules, root, token] = process.argv.slice(2);
 const sc = createRequire(path.join(modules, "index.js"))("@inrupt/solid-client");
 
-const authFetch = (input, init = {}) => {
-  const headers = new Headers(init.headers ?? (input instanceof Request ? input.headers : {}));
-  headers.set("authorization", `Bearer ${token}`);
-  return fetch(input, { ...init, headers });
-};
+const authFetch = bearerFetch(token);
 const opts = { fetch: authFetch };
 const FOAF_NAME = "http://xmlns.com/foaf/0.1/name";
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
 
 async function status(url) {
   return (await authFetch(url)).status;
@@ -99,11 +94,4 @@ const steps = {
   },
 };
 
-for (const [name, run] of Object.entries(steps)) {
-  try {
-    console.log(JSON.stringify({ step: name, ok: true, result: await run() }));
-  } catch (e) {
-    console.log(JSON.stringify({ step: name, ok: false, error: String(e.stack ?? e) }));
-    process.exit(1);
-  }
-}
+await runSteps(steps);
