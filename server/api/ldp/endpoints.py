@@ -143,7 +143,7 @@ def get_resource(where: Where, request: Request, who: Who,
         content = rdf.serialize(found.triples or set(), media, t.iri)
     out = {**headers.for_resource(found.shape, t.iri, t.root, wac, t.pod.owner, etag),
            "Last-Modified": format_datetime(found.modified.astimezone(UTC), usegmt=True)}
-    if if_none_match is not None and service.matches(found.state, if_none_match):
+    if if_none_match is not None and service.names(etag, if_none_match):
         return Response(status_code=304, headers=out)
     if request.method == "HEAD":  # the headers of the GET, its length included
         return Response(b"", media_type=media,
@@ -182,6 +182,18 @@ def _content_type(value: str | None) -> str:
     return value
 
 
+MAX_CONTENT_TYPE = 100  # resources.content_type
+
+
+def _file_type(content_type: str) -> str:
+    """A file's Content-Type as it is stored and served again (parameters
+    such as charset kept)."""
+    value = " ".join(content_type.split())
+    if len(value) > MAX_CONTENT_TYPE:
+        raise BadRequest(f"a Content-Type longer than {MAX_CONTENT_TYPE} characters")
+    return value
+
+
 @router.put("/pods/{pod}/{path:path}", status_code=201,
             openapi_extra={"requestBody": ANY_BODY}, responses={204: {}, 409: {}, 412: {}})
 async def put_resource(where: Where, request: Request, who: Who,
@@ -199,7 +211,7 @@ async def put_resource(where: Where, request: Request, who: Who,
     engine, base = request.app.state.engine, _base(request)
     if not rdf.is_rdf(ctype):
         return _written(request, pod, await run_in_threadpool(
-            service.put_bytes, engine, who, base, pod, path, content, rdf.media_type(ctype),
+            service.put_bytes, engine, who, base, pod, path, content, _file_type(ctype),
             if_match, if_none_match, forward))
     new = await _parse(request, content, ctype, service.iri(base, pod, path))
     return _written(request, pod, await run_in_threadpool(
@@ -276,7 +288,8 @@ async def post_member(where: Where, request: Request, who: Who,
     limits = _settings(request).rdf_limits()
     return _written(request, pod, await run_in_threadpool(
         service.create_member, request.app.state.engine, who, base, pod, path, slug, kind,
-        lambda iri: rdf.parse(content, ctype, iri, limits), content, rdf.media_type(ctype),
+        lambda iri: rdf.parse(content, ctype, iri, limits), content,
+        _file_type(ctype) if kind == BINARY else "text/turtle",
         forward))
 
 

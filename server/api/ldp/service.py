@@ -169,12 +169,23 @@ def tag(state: str, media: str | None) -> str:
 
 
 def matches(state: str | None, header: str) -> bool:
-    """Whether an If-Match / If-None-Match list names ``state`` ('*': any), in
-    any representation."""
+    """Whether an If-Match / If-None-Match list of a write names ``state``
+    ('*': any), in any representation."""
     if state is None:
         return False
-    tags = [x.strip().removeprefix("W/").strip('"') for x in header.split(",")]
+    tags = _tags(header)
     return "*" in tags or any(x.split("-", 1)[0] == state for x in tags)
+
+
+def names(etag: str, header: str) -> bool:
+    """Whether a GET's If-None-Match names this representation's ETag (a
+    client holding the JSON-LD has not got the Turtle)."""
+    tags = _tags(header)
+    return "*" in tags or etag in tags
+
+
+def _tags(header: str) -> list[str]:
+    return [x.strip().removeprefix("W/").strip('"') for x in header.split(",")]
 
 
 @dataclass(frozen=True)
