@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from fastapi import FastAPI, Response
 
 from server import errors
+from server.api import cors
 from server.api.admin.endpoints import router as admin_router
 from server.api.consents.endpoints import router as consents_router
 from server.api.ldp import offload
@@ -60,6 +61,7 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
     app.state.notices = None  # listening from start-up on
     app.state.upstream = Upstream(settings.upstream_url) if settings.upstream_url else None
     errors.install(app)
+    cors.install(app)
     app.state.metrics = observability.install(app, engine,
                                               lambda: any(t.is_alive() for t in threads))
     app.include_router(admin_router)

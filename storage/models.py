@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Text,
     func,
+    text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -61,7 +62,10 @@ class Pod(Base):
 
 
 class Resource(Base):
-    """An LDP resource; an RDF resource is one named graph of its pod."""
+    """An LDP resource: a container (its path '' or ending in '/'), an RDF
+    document (one named graph of its pod) or a non-RDF resource (``body``,
+    its quads the description resource's). A document and a container never
+    share a name: the path without its trailing slash is unique in the pod."""
 
     __tablename__ = "resources"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -69,8 +73,11 @@ class Resource(Base):
     path: Mapped[str] = mapped_column(Text)
     etag: Mapped[str] = mapped_column(String(64))
     content_type: Mapped[str] = mapped_column(String(100))
+    body: Mapped[bytes | None] = mapped_column(LargeBinary)
     updated_at: Mapped[datetime] = _now()
-    __table_args__ = (Index(None, "pod_id", "path", unique=True),)
+    __table_args__ = (Index(None, "pod_id", "path", unique=True),
+                      Index("uq_resources_pod_id_name", "pod_id", text("rtrim(path, '/')"),
+                            unique=True))
 
 
 class Term(Base):

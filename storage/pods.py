@@ -29,9 +29,16 @@ def create_agent(conn: Connection, webid: str, role: str, token_hash: bytes) -> 
         {"w": webid, "r": role, "t": token_hash}).scalar_one())
 
 
+class NameTaken(PodsError):
+    """A document and a container may not share a name (Solid Protocol §3.1)."""
+
+
 def create_pod(conn: Connection, name: str, owner_id: int) -> int:
-    return int(conn.execute(text("INSERT INTO pods (name, owner_id) VALUES (:n, :o) RETURNING id"),
-                            {"n": name, "o": owner_id}).scalar_one())
+    """A new pod, with its root container."""
+    pod = int(conn.execute(text("INSERT INTO pods (name, owner_id) VALUES (:n, :o) RETURNING id"),
+                           {"n": name, "o": owner_id}).scalar_one())
+    ensure_containers(conn, pod, "")
+    return pod
 
 
 def pod_id(conn: Connection, name: str) -> int:
@@ -41,20 +48,107 @@ def pod_id(conn: Connection, name: str) -> int:
     return int(found)
 
 
+def containers_above(path: str) -> list[str]:
+    """The containers holding ``path``, from the root ('') down.
+
+    >>> containers_above("a/b/c")
+    ['', 'a/', 'a/b/']
+    >>> containers_above("a/")
+    ['']
+    """
+    parts = path.rstrip("/").split("/")[:-1] if path.rstrip("/") else []
+    return [""] + ["/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1)] \
+        if path else []
+
+
+def ensure_containers(conn: Connection, pod: int, path: str) -> None:
+    """``path``'s name free for it, and the containers above it present
+    (created empty where missing); ``NameTaken`` when a document holds the
+    name of one of them, or the other form of ``path`` exists."""
+    above = containers_above(path)
+    wanted = [*above, path]
+    clash = conn.execute(text(
+        "SELECT path FROM resources WHERE pod_id = :pod AND rtrim(path, '/') = ANY(:names) "
+        "AND NOT path = ANY(:paths) LIMIT 1"),
+        {"pod": pod, "names": [p.rstrip("/") for p in wanted], "paths": wanted}).scalar()
+    if clash is not None:
+        raise NameTaken(f"{clash!r} exists, so {path!r} cannot"
+                        if clash.rstrip("/") == path.rstrip("/")
+                        else f"{clash!r} is a document, not a container")
+    missing = [p for p in above if p]
+    if path == "" or path.endswith("/"):
+        missing.append(path)
+    conn.execute(text(
+        "INSERT INTO resources (pod_id, path, etag, content_type) "
+        "SELECT :pod, p, :etag, 'text/turtle' FROM unnest(CAST(:paths AS text[])) AS p "
+        "ON CONFLICT (pod_id, path) DO NOTHING"),
+        {"pod": pod, "paths": ["", *missing] if path else [""], "etag": EMPTY_ETAG})
+
+
+def _etag(ids: set[IdTriple]) -> str:
+    return hashlib.sha1(repr(sorted(ids)).encode()).hexdigest()
+
+
+EMPTY_ETAG = hashlib.sha1(repr([]).encode()).hexdigest()
+
+
 def put_resource(conn: Connection, pod: int, path: str, triples: Iterable[Triple],
                  content_type: str = "text/turtle") -> int:
-    """Create or replace the resource at ``path`` with ``triples``; the change's
-    sequence number. The change is the diff against the current resource,
-    taken on term ids (two spellings of one term are one triple)."""
+    """Create or replace the RDF resource (or container) at ``path`` with
+    ``triples``; the change's sequence number. The change is the diff against
+    the current resource, taken on term ids (two spellings of one term are
+    one triple). The containers above it are created where missing."""
+    ensure_containers(conn, pod, path)
     (after,) = _encode(conn, triples)
-    etag = hashlib.sha1(repr(sorted(after)).encode()).hexdigest()
     rid = int(conn.execute(text(
         "INSERT INTO resources (pod_id, path, etag, content_type) VALUES (:pod, :path, :etag, :ct) "
-        "ON CONFLICT (pod_id, path) DO UPDATE SET etag = excluded.etag, "
+        "ON CONFLICT (pod_id, path) DO UPDATE SET etag = excluded.etag, body = NULL, "
         "content_type = excluded.content_type, updated_at = now() RETURNING id"),
-        {"pod": pod, "path": path, "etag": etag, "ct": content_type}).scalar_one())
+        {"pod": pod, "path": path, "etag": _etag(after), "ct": content_type}).scalar_one())
     before = _content(conn, rid)
     return record_change(conn, pod, rid, after - before, before - after)
+
+
+def put_bytes(conn: Connection, pod: int, path: str, body: bytes, content_type: str) -> int:
+    """Create or replace the non-RDF resource at ``path``; the change's
+    sequence number. A document that held triples loses them; a non-RDF
+    resource keeps its description."""
+    ensure_containers(conn, pod, path)
+    old = resource(conn, pod, path)
+    etag = hashlib.sha1(content_type.encode() + b"\n" + body).hexdigest()
+    rid = int(conn.execute(text(
+        "INSERT INTO resources (pod_id, path, etag, content_type, body) "
+        "VALUES (:pod, :path, :etag, :ct, :body) ON CONFLICT (pod_id, path) DO UPDATE SET "
+        "etag = excluded.etag, body = excluded.body, content_type = excluded.content_type, "
+        "updated_at = now() RETURNING id"),
+        {"pod": pod, "path": path, "etag": etag, "ct": content_type, "body": body}).scalar_one())
+    dropped = _content(conn, rid) if old is not None and not old.binary else set()
+    return record_change(conn, pod, rid, set(), dropped)
+
+
+def put_description(conn: Connection, pod: int, rid: int, triples: Iterable[Triple]) -> int:
+    """Replace the description (the triples) of the non-RDF resource ``rid``."""
+    (after,) = _encode(conn, triples)
+    before = _content(conn, rid)
+    return record_change(conn, pod, rid, after - before, before - after)
+
+
+def patch_description(conn: Connection, pod: int, rid: int, inserts: Iterable[Triple],
+                      deletes: Iterable[Triple]) -> int:
+    ins, dels = _encode(conn, inserts, deletes)
+    present = _present(conn, rid, ins | dels)
+    return record_change(conn, pod, rid, ins - present, dels & present)
+
+
+def description_etag(conn: Connection, rid: int) -> str:
+    """The state of a non-RDF resource's description (its triples)."""
+    return _etag(_content(conn, rid))
+
+
+def _present(conn: Connection, rid: int, ids: set[IdTriple]) -> set[IdTriple]:
+    return {(r.s, r.p, r.o) for r in conn.execute(text(
+        f"SELECT q.s, q.p, q.o FROM {unnest(SPO)} JOIN quads q ON q.resource_id = :r "
+        "AND q.s = x.s AND q.p = x.p AND q.o = x.o"), {"r": rid, **columns(ids, SPO)})}
 
 
 def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Triple],
@@ -64,15 +158,14 @@ def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Trip
     triples are read, so the work follows the patch, not the resource. The
     ETag moves on from the old one by what changed (a new resource's is
     ``put_resource``'s)."""
+    ensure_containers(conn, pod, path)
     ins, dels = _encode(conn, inserts, deletes)
     row = conn.execute(text(
         "INSERT INTO resources (pod_id, path, etag, content_type) VALUES (:pod, :path, '', :ct) "
         "ON CONFLICT (pod_id, path) DO UPDATE SET updated_at = now() RETURNING id, etag"),
         {"pod": pod, "path": path, "ct": content_type}).one()
     rid = int(row.id)
-    present = {(r.s, r.p, r.o) for r in conn.execute(text(
-        f"SELECT q.s, q.p, q.o FROM {unnest(SPO)} JOIN quads q ON q.resource_id = :r "
-        "AND q.s = x.s AND q.p = x.p AND q.o = x.o"), {"r": rid, **columns(ins | dels, SPO)})}
+    present = _present(conn, rid, ins | dels)
     inserted, deleted = ins - present, dels & present
     if inserted or deleted or not row.etag:
         moved = repr(sorted(inserted)) if not row.etag else \
@@ -137,17 +230,34 @@ def pod_row(conn: Connection, name: str):  # type: ignore[no-untyped-def]
 
 
 def resource(conn: Connection, pod: int, path: str, lock: bool = False):  # type: ignore[no-untyped-def]
-    """The resource's row (id, etag, content_type, updated_at), or None;
-    ``lock`` holds its path for the caller's write — a path, not a row, so
-    that of two writers creating one new resource the second waits for the
-    first and then sees it (If-None-Match: * is then one 201, the rest 412)."""
+    """The resource's row (id, path, etag, content_type, updated_at, binary:
+    whether it is non-RDF, size: its bytes), or None; ``lock`` holds its name
+    for the caller's write — a name, not a row, so that of two writers
+    creating one new resource the second waits for the first and then sees
+    it (If-None-Match: * is then one 201, the rest 412), and a document and a
+    container of one name are never created at once."""
     if lock:
         conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
-                     {"key": f"resource {pod} {path}"})
+                     {"key": f"resource {pod} {path.rstrip('/')}"})
     return conn.execute(text(
-        "SELECT id, etag, content_type, updated_at FROM resources WHERE pod_id = :pod "
+        "SELECT id, path, etag, content_type, updated_at, body IS NOT NULL AS binary, "
+        "octet_length(body) AS size FROM resources WHERE pod_id = :pod "
         "AND path = :path" + (" FOR UPDATE" if lock else "")),
         {"pod": pod, "path": path}).one_or_none()
+
+
+def named(conn: Connection, pod: int, path: str) -> str | None:
+    """The path of the resource holding ``path``'s name in either form
+    (``d1`` or ``d1/``), or None."""
+    found = conn.execute(text("SELECT path FROM resources WHERE pod_id = :pod "
+                              "AND rtrim(path, '/') = :name"),
+                         {"pod": pod, "name": path.rstrip("/")}).scalar()
+    return None if found is None else str(found)
+
+
+def resource_body(conn: Connection, rid: int) -> bytes:
+    return bytes(conn.execute(text("SELECT body FROM resources WHERE id = :r"),
+                              {"r": rid}).scalar_one())
 
 
 def resource_triples(conn: Connection, rid: int) -> set[Triple]:
@@ -157,12 +267,13 @@ def resource_triples(conn: Connection, rid: int) -> set[Triple]:
     return {(names[r.s], names[r.p], names[r.o]) for r in rows}
 
 
-def paths_under(conn: Connection, pod: int, prefix: str) -> list[str]:
-    """Paths of the pod's resources below the container ``prefix`` ('' for
-    the root)."""
+def members(conn: Connection, pod: int, container: str) -> list[str]:
+    """Paths of the direct members of ``container`` ('' for the root):
+    documents just below it, and the containers one level down."""
     return [r[0] for r in conn.execute(text(
         "SELECT path FROM resources WHERE pod_id = :pod AND starts_with(path, :pre) "
-        "ORDER BY path"), {"pod": pod, "pre": prefix})]
+        "AND path <> :pre AND strpos(rtrim(substr(path, length(:pre) + 1), '/'), '/') = 0 "
+        "ORDER BY path"), {"pod": pod, "pre": container})]
 
 
 def written(conn: Connection, seq: int):  # type: ignore[no-untyped-def]

@@ -1,5 +1,6 @@
 """Who is asking: the admin (the token from settings), an agent (a bearer
-token, stored hashed) or nobody. Endpoints state what they allow; a caller
+token, stored hashed) or nobody (``ANONYMOUS``). ``caller`` is the one place
+that answers it (issue 17 adds Solid-OIDC there). Endpoints state what they allow; a caller
 without a valid token gets 401, a known caller without the right 403, and a
 caller who may not know a pod or view exists gets 404."""
 
@@ -18,12 +19,18 @@ from storage import pods
 
 @dataclass(frozen=True)
 class Principal:
-    role: str  # admin | owner | consumer
+    role: str  # admin | owner | consumer | anonymous
     agent: int | None = None  # agents.id; None for the admin
     webid: str = "admin"
 
     def is_admin(self) -> bool:
         return self.role == "admin"
+
+    def is_anonymous(self) -> bool:
+        return self.role == "anonymous"
+
+
+ANONYMOUS = Principal("anonymous", None, "")
 
 
 def new_token() -> tuple[str, bytes]:
@@ -38,7 +45,18 @@ def token_hash(token: str) -> bytes:
 
 def principal(request: Request) -> Principal:
     """The authenticated caller (401 when there is none)."""
+    who = caller(request)
+    if who.is_anonymous():
+        raise Unauthorized("this endpoint needs a bearer token")
+    return who
+
+
+def caller(request: Request) -> Principal:
+    """Who sent the request: ``ANONYMOUS`` without credentials, 401 for
+    credentials that name nobody."""
     header = request.headers.get("authorization", "")
+    if not header.strip():
+        return ANONYMOUS
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("this endpoint needs a bearer token")

@@ -6,46 +6,19 @@ the query over the pod as the Solid server holds it."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pyoxigraph as ox
 import pytest
 
-from server.tools import paths
-from server.tools.process import serving, wait_until_up
-from storage.embedded import free_port
+from server.tools.process import serving
 from tests.conftest import scratch_database
+from tests.e2e.conftest import NODE
 from tests.e2e.test_e2e import ADMIN
 
-ROOT = paths.REPO
-CSS_HOME = ROOT / ".css"  # npm install --prefix .css @solid/community-server@7
-CSS_BIN = CSS_HOME / "node_modules" / ".bin" / "community-solid-server"
-CONFIG = Path(__file__).parent / "css" / "allow-all.json"
-
-pytestmark = pytest.mark.skipif(shutil.which("node") is None,
-                                reason="Node.js is not installed: no Community Solid Server")
-
-
-@pytest.fixture(scope="module")
-def css() -> Iterator[str]:
-    if not CSS_BIN.exists():  # .ci/run installs it; a developer's first run does here
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(CSS_HOME),
-                        "@solid/community-server@7"], check=True, capture_output=True)
-    port = free_port()
-    proc = subprocess.Popen([str(CSS_BIN), "-c", str(CONFIG), "-p", str(port), "-l", "warn",
-                             "-b", f"http://127.0.0.1:{port}/"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/"
-    try:
-        wait_until_up(base, proc, "the Community Solid Server")
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+pytestmark = pytest.mark.skipif(not NODE, reason="Node.js is not installed: no Community "
+                                                   "Solid Server")
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,12 @@ removes it."""
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from storage.migrate import downgrade
+from storage.migrate import downgrade, upgrade
 from storage.models import Base
 
 
@@ -23,3 +24,25 @@ def test_downgrade_base_leaves_nothing(migrated: str) -> None:
     downgrade(migrated, "base")
     tables = set(sa.inspect(sa.create_engine(migrated)).get_table_names())
     assert tables <= {"alembic_version"}
+
+
+def test_0008_makes_the_containers_of_existing_resources(migrated: str) -> None:
+    """Resources written before containers were rows get their pod's root and
+    every container above them; ``d1`` and ``d1/`` cannot both exist after."""
+    downgrade(migrated, "0006")
+    engine = sa.create_engine(migrated)
+    with engine.begin() as c:
+        owner = c.execute(sa.text("INSERT INTO agents (webid, role, token_hash) VALUES "
+                                  "('https://a.test/#me', 'owner', 'x') RETURNING id")).scalar()
+        pod = c.execute(sa.text("INSERT INTO pods (name, owner_id) VALUES ('p', :o) RETURNING id"),
+                        {"o": owner}).scalar()
+        for path in ("top", "a/b/c", "a/d"):
+            c.execute(sa.text("INSERT INTO resources (pod_id, path, etag, content_type) "
+                              "VALUES (:p, :path, 'e', 'text/turtle')"), {"p": pod, "path": path})
+    upgrade(migrated)
+    with engine.begin() as c:
+        paths = set(c.execute(sa.text("SELECT path FROM resources")).scalars())
+        assert paths == {"", "top", "a/", "a/b/", "a/b/c", "a/d"}
+        with pytest.raises(sa.exc.IntegrityError):
+            c.execute(sa.text("INSERT INTO resources (pod_id, path, etag, content_type) "
+                              "VALUES (:p, 'top/', 'e', 'text/turtle')"), {"p": pod})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 from rdflib import Literal, URIRef
 
@@ -70,3 +71,24 @@ def test_a_patch_reads_only_its_triples_and_equals_the_put_of_its_result(migrate
         s3 = pods.put_resource(c, pod, "doc", [b, shared])  # the same content put
         assert pods.change_delta(c, s3) == {}
         assert pods.default_graph(c, pod) == {b, shared}
+
+
+def test_containers_are_made_above_a_resource_and_names_are_one_namespace(migrated: str) -> None:
+    with sa.create_engine(migrated).begin() as c:
+        pod = _pod(c)
+        pods.put_resource(c, pod, "a/b/c", [t("a", "p", "b")])
+        assert pods.members(c, pod, "") == ["a/"]
+        assert pods.members(c, pod, "a/") == ["a/b/"]
+        assert pods.members(c, pod, "a/b/") == ["a/b/c"]
+        with pytest.raises(pods.NameTaken):
+            pods.put_resource(c, pod, "a/b/c/", [])
+        with pytest.raises(pods.NameTaken):
+            pods.put_resource(c, pod, "a/b", [])
+        seq = pods.put_bytes(c, pod, "a/pic", b"\x89PNG", "image/png")
+        row = pods.resource(c, pod, "a/pic")
+        assert row.binary and row.size == 4 and pods.resource_body(c, row.id) == b"\x89PNG"
+        assert pods.change_delta(c, seq) == {}
+        described = pods.put_description(c, pod, row.id, [t("pic", "p", "x")])
+        assert pods.change_delta(c, described) == {t("pic", "p", "x"): 1}  # views see it
+        pods.put_bytes(c, pod, "a/pic", b"GIF8", "image/gif")  # the description stays
+        assert pods.resource_triples(c, row.id) == {t("pic", "p", "x")}

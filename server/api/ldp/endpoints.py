@@ -1,21 +1,28 @@
-"""LDP on /pods/{pod}/…: GET, HEAD, PUT, PATCH (N3 Patch, SPARQL Update),
-POST to containers, DELETE; ETags, conditional requests, and the
-``Podviews-Seq`` of every write."""
+"""The Solid Protocol on /pods/{pod}/…: GET, HEAD, OPTIONS, PUT, PATCH (N3
+Patch, SPARQL Update), POST to containers (documents, non-RDF resources,
+containers), DELETE; ETags, conditional requests, the protocol's headers
+(``headers``), the storage description, and the ``Podviews-Seq`` of every
+write. Paths are kept percent-encoded, as a client addresses them."""
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
+from datetime import UTC
+from email.utils import format_datetime
 from typing import Annotated, TypeVar
-from urllib.parse import quote, unquote_to_bytes
+from urllib.parse import quote, unquote, unquote_to_bytes
 
 from fastapi import APIRouter, Depends, Header, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from server.api.auth import Principal, principal
-from server.api.ldp import body, patch, rdf, service
+from server.api.auth import Principal, caller
+from server.api.ldp import access, body, headers, patch, rdf, service
+from server.api.ldp.headers import BINARY, CONTAINER, DOCUMENT, Shape
 from server.config import Settings
-from server.errors import BadRequest, UnsupportedMediaType
+from server.errors import BadRequest, NotFound, ServiceError, UnsupportedMediaType
+from storage import pods
 
 
 def _valid_path(request: Request) -> None:
@@ -28,9 +35,24 @@ def _valid_path(request: Request) -> None:
 
 
 router = APIRouter(tags=["ldp"], dependencies=[Depends(_valid_path)])
-Who = Annotated[Principal, Depends(principal)]
+Who = Annotated[Principal, Depends(caller)]
 PATCH_TYPES = {"text/n3": patch.n3_patch, "application/sparql-update": patch.sparql_update}
-RDF_BODY = {"content": {m: {"schema": {"type": "string"}} for m in rdf.FORMATS}, "required": True}
+ANY_BODY = {"content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
+            "required": True}
+_SEGMENT_SAFE = ":@!$&'()*+,;=~"
+
+
+def _address(request: Request) -> tuple[str, str]:
+    """(pod, path) as the client sent them: the path percent-encoded in one
+    canonical way (each segment decoded and encoded again), so that
+    ``with%20space`` and ``with space`` are one resource, named as its IRI."""
+    raw = request.scope.get("raw_path") or request.url.path.encode()
+    _, _, rest = raw.decode("latin-1").partition("/pods/")
+    pod, _, path = rest.partition("/")
+    return unquote(pod), "/".join(quote(unquote(s), safe=_SEGMENT_SAFE) for s in path.split("/"))
+
+
+Where = Annotated[tuple[str, str], Depends(_address)]
 
 
 def _base(request: Request) -> str:
@@ -40,22 +62,6 @@ def _base(request: Request) -> str:
     if upstream is not None:
         return upstream.base.rstrip("/")  # type: ignore[no-any-return]
     return f"{request.app.state.settings.public_base}/pods"
-
-
-def _headers(container: bool, etag: str | None = None) -> dict[str, str]:
-    kinds = ['<http://www.w3.org/ns/ldp#Resource>; rel="type"']
-    if container:
-        kinds += ['<http://www.w3.org/ns/ldp#BasicContainer>; rel="type"']
-    out = {"Link": ", ".join(kinds), "Vary": "Accept, Authorization",
-           "Allow": service.CONTAINER_ALLOW if container else service.RESOURCE_ALLOW}
-    if container:
-        out["Accept-Post"] = ", ".join(rdf.FORMATS)
-    else:
-        out["Accept-Patch"] = ", ".join(PATCH_TYPES)
-        out["Accept-Put"] = ", ".join(rdf.FORMATS)
-    if etag:
-        out["ETag"] = f'"{etag}"'
-    return out
 
 
 T = TypeVar("T")
@@ -74,8 +80,8 @@ def _forward(request: Request, method: str, pod: str, path: str, content: bytes 
     upstream = request.app.state.upstream
     if upstream is None:
         return None
-    headers = {"content-type": content_type} if content_type else {}
-    return _once(lambda: upstream.send(method, pod, path, content, headers))
+    sent = {"content-type": content_type} if content_type else {}
+    return _once(lambda: upstream.send(method, pod, path, content, sent))
 
 
 def _settings(request: Request) -> Settings:
@@ -83,10 +89,11 @@ def _settings(request: Request) -> Settings:
     return settings
 
 
-async def _body(request: Request, who: Principal, pod: str, path: str, limit: int) -> bytes:
+async def _body(request: Request, who: Principal, pod: str, path: str, limit: int,
+                mode: str) -> bytes:
     """The body, read once the caller is known to reach the resource (a
     consumer's PUT to a pod it cannot write is refused before a byte is read)."""
-    await run_in_threadpool(service.authorize, request.app.state.engine, who, pod, path)
+    await run_in_threadpool(service.authorize, request.app.state.engine, who, pod, path, mode)
     return await body.read(request, limit)
 
 
@@ -98,101 +105,201 @@ async def _parse(request: Request, content: bytes, content_type: str, iri: str) 
 
 def _written(request: Request, pod: str, w: service.Written) -> Response:
     request.app.state.metrics.batch.observe(w.triples)
-    headers = {**_headers(False, w.etag), "Podviews-Seq": str(w.seq)}
+    out = {"ETag": f'"{w.etag}"', "Podviews-Seq": str(w.seq),
+           "Link": headers.storage_link(service.iri(_base(request), pod, ""))}
     if w.created:
-        headers["Location"] = (f"{request.app.state.settings.public_base}/pods/{quote(pod)}/"
-                               f"{quote(w.path)}")
-    return Response(status_code=201 if w.created else 204, headers=headers)
+        out["Location"] = service.iri(f"{_settings(request).public_base}/pods", pod, w.path)
+    return Response(status_code=201 if w.created else 204, headers=out)
+
+
+@router.get("/pods/{pod}/.well-known/solid", responses={200: {"content": {"text/turtle": {}}}})
+def storage_description(pod: str, request: Request) -> Response:
+    """The storage description of the pod (public, as CSS serves it)."""
+    with request.app.state.engine.connect() as c:
+        if pods.pod_row(c, pod) is None:
+            raise NotFound(f"no pod {pod}")
+    root = service.iri(_base(request), pod, "")
+    text = (f"<{root}.well-known/solid> a <{headers.SOLID}StorageDescription> .\n"
+            f"<{root}> a <{headers.PIM_STORAGE}> .\n")
+    return Response(text, media_type="text/turtle",
+                    headers={"Link": headers.storage_link(root), "Vary": "Accept"})
 
 
 @router.get("/pods/{pod}/{path:path}",
-            responses={200: {"content": {m: {} for m in rdf.FORMATS}}, 304: {}})
-def get_resource(pod: str, path: str, request: Request, who: Who,
+            responses={200: {"content": {"*/*": {}}}, 304: {}, 404: {}})
+def get_resource(where: Where, request: Request, who: Who,
                  if_none_match: Annotated[str | None, Header()] = None) -> Response:
+    pod, path = where
     with request.app.state.engine.connect() as c:
-        found = service.read(c, service.target(c, who, _base(request), pod, path))
-    media = rdf.negotiate(request.headers.get("accept", ""))
-    etag = f"{found.etag}-{media.split('/')[1]}"
-    headers = _headers(found.container, etag)
-    if if_none_match is not None and service.matches(etag, if_none_match):
-        return Response(status_code=304, headers=headers)
-    content = rdf.serialize(found.triples, media, service.iri(_base(request), pod, path))
-    return Response(b"" if request.method == "HEAD" else content, media_type=media,
-                    headers=headers)
+        t = service.target(c, who, _base(request), pod, path, access.READ)
+        found = service.read(c, t)
+        wac = access.wac_allow(who, t.pod, t.path)
+    if found.body is not None:
+        media, content = found.content_type, found.body
+        etag = service.tag(found.state, None)
+    else:
+        media = rdf.negotiate(request.headers.get("accept", ""))
+        etag = service.tag(found.state, media)
+        content = rdf.serialize(found.triples or set(), media, t.iri)
+    out = {**headers.for_resource(found.shape, t.iri, t.root, wac, t.pod.owner, etag),
+           "Last-Modified": format_datetime(found.modified.astimezone(UTC), usegmt=True)}
+    if if_none_match is not None and service.names(etag, if_none_match):
+        return Response(status_code=304, headers=out)
+    if request.method == "HEAD":  # the headers of the GET, its length included
+        return Response(b"", media_type=media,
+                        headers={**out, "Content-Length": str(len(content))})
+    return Response(content, media_type=media, headers=out)
 
 
 router.add_api_route("/pods/{pod}/{path:path}", get_resource, methods=["HEAD"],
-                     operation_id="head_resource", responses={304: {}})
+                     operation_id="head_resource", responses={304: {}, 404: {}})
+
+
+@router.options("/pods/{pod}/{path:path}", status_code=204)
+def options_resource(where: Where, request: Request) -> Response:
+    """The methods and types the resource takes (LDP §4.2.8: Allow on
+    OPTIONS): the resource's own to a caller who may read it; else those of
+    its kind of path, revealing nothing."""
+    pod, path = where
+    try:
+        who = caller(request)
+        with request.app.state.engine.connect() as c:
+            t = service.target(c, who, _base(request), pod, path, access.READ)
+            found = service.read(c, t)
+            out = headers.for_resource(found.shape, t.iri, t.root,
+                                       access.wac_allow(who, t.pod, t.path), t.pod.owner)
+    except ServiceError as e:
+        out = e.headers if "Allow" in e.headers else headers.allow(
+            Shape(CONTAINER if path == "" or path.endswith("/") else DOCUMENT))
+        out.pop("WWW-Authenticate", None)
+    return Response(status_code=204, headers=out)
+
+
+def _content_type(value: str | None) -> str:
+    """Solid Protocol §5.2: a body without a Content-Type is 400."""
+    if not value or not value.strip():
+        raise BadRequest("the request has a body but no Content-Type")
+    return value
+
+
+MAX_CONTENT_TYPE = 100  # resources.content_type
+
+
+def _file_type(content_type: str) -> str:
+    """A file's Content-Type as it is stored and served again (parameters
+    such as charset kept)."""
+    value = " ".join(content_type.split())
+    if len(value) > MAX_CONTENT_TYPE:
+        raise BadRequest(f"a Content-Type longer than {MAX_CONTENT_TYPE} characters")
+    return value
 
 
 @router.put("/pods/{pod}/{path:path}", status_code=201,
-            openapi_extra={"requestBody": RDF_BODY}, responses={204: {}, 412: {}})
-async def put_resource(pod: str, path: str, request: Request, who: Who,
-                       content_type: Annotated[str, Header()] = "",
+            openapi_extra={"requestBody": ANY_BODY}, responses={204: {}, 409: {}, 412: {}})
+async def put_resource(where: Where, request: Request, who: Who,
+                       content_type: Annotated[str | None, Header()] = None,
                        if_match: Annotated[str | None, Header()] = None,
                        if_none_match: Annotated[str | None, Header()] = None) -> Response:
-    """Create or replace; the change is the diff against the current resource."""
-    content = await _body(request, who, pod, path, _settings(request).max_body_bytes)
-    new = await _parse(request, content, content_type, service.iri(_base(request), pod, path))
+    """Create or replace: RDF (its triples; the change is the diff against
+    the current resource), a container (a path ending in '/'), or bytes of
+    any other media type."""
+    pod, path = where
+    ctype = _content_type(content_type)
+    content = await _body(request, who, pod, path, _settings(request).max_body_bytes,
+                          access.WRITE)
+    forward = _forward(request, "PUT", pod, path, content, ctype)
+    engine, base = request.app.state.engine, _base(request)
+    if not rdf.is_rdf(ctype):
+        return _written(request, pod, await run_in_threadpool(
+            service.put_bytes, engine, who, base, pod, path, content, _file_type(ctype),
+            if_match, if_none_match, forward))
+    new = await _parse(request, content, ctype, service.iri(base, pod, path))
     return _written(request, pod, await run_in_threadpool(
-        service.write, request.app.state.engine, who, _base(request), pod, path,
-        lambda _: new, rdf.media_type(content_type), if_match, if_none_match,
-        _forward(request, "PUT", pod, path, content, content_type)))
+        service.write, engine, who, base, pod, path, lambda _: new, "PUT", if_match,
+        if_none_match, forward))
 
 
 @router.patch("/pods/{pod}/{path:path}", status_code=204,
               openapi_extra={"requestBody": {"content": {m: {"schema": {"type": "string"}}
                                                          for m in PATCH_TYPES}, "required": True}},
-              responses={201: {}, 409: {}, 412: {}})
-async def patch_resource(pod: str, path: str, request: Request, who: Who,
+              responses={201: {}, 405: {}, 409: {}, 412: {}})
+async def patch_resource(where: Where, request: Request, who: Who,
                          content_type: Annotated[str, Header()] = "",
                          if_match: Annotated[str | None, Header()] = None,
                          if_none_match: Annotated[str | None, Header()] = None) -> Response:
     """N3 Patch (``text/n3``) or SPARQL Update (``application/sparql-update``);
-    a patch to a missing resource creates it (where-clauses then match the
+    a patch to a missing document creates it (where-clauses then match the
     empty graph)."""
+    pod, path = where
     apply = PATCH_TYPES.get(rdf.media_type(content_type))
     if apply is None:
         raise UnsupportedMediaType(f"PATCH takes {' or '.join(PATCH_TYPES)}, not "
-                                   f"{content_type or 'a body without a type'}")
+                                   f"{content_type or 'a body without a type'}",
+                                   {"Accept-Patch": ", ".join(PATCH_TYPES)})
     settings = _settings(request)
     try:
-        text = (await _body(request, who, pod, path, settings.max_patch_bytes)).decode("utf-8")
+        text = (await _body(request, who, pod, path, settings.max_patch_bytes,
+                            access.WRITE)).decode("utf-8")
     except UnicodeDecodeError:
         raise patch.BadPatch("the patch is not UTF-8") from None
+    base = _base(request)
     change = await run_in_threadpool(  # a bad patch is 400 before any lock
-        apply, text, service.iri(_base(request), pod, path), settings.max_patch_steps)
+        apply, text, service.iri(base, pod, path), settings.max_patch_steps)
     return _written(request, pod, await run_in_threadpool(
-        service.write, request.app.state.engine, who, _base(request), pod, path,
-        change, "text/turtle", if_match, if_none_match,
+        service.write, request.app.state.engine, who, base, pod, path, change, "PATCH",
+        if_match, if_none_match,
         _forward(request, "PATCH", pod, path, text.encode(), content_type)))
 
 
-@router.post("/pods/{pod}/{path:path}", status_code=201, openapi_extra={"requestBody": RDF_BODY})
-async def post_member(pod: str, path: str, request: Request, who: Who,
-                      content_type: Annotated[str, Header()] = "",
-                      slug: Annotated[str | None, Header()] = None) -> Response:
-    """A new member of the container, named after ``Slug``."""
-    content = await _body(request, who, pod, path, _settings(request).max_body_bytes)
-    await _parse(request, content, content_type, service.iri(_base(request), pod, path))
+_TYPE_LINK = re.compile(r'<([^>]*)>\s*;\s*rel\s*=\s*"?type"?', re.IGNORECASE)
+_CONTAINER_TYPES = {f"{headers.LDP}BasicContainer", f"{headers.LDP}Container"}
+
+
+@router.post("/pods/{pod}/{path:path}", status_code=201, openapi_extra={"requestBody": ANY_BODY},
+             responses={404: {}, 405: {}})
+async def post_member(where: Where, request: Request, who: Who,
+                      content_type: Annotated[str | None, Header()] = None,
+                      slug: Annotated[str | None, Header()] = None,
+                      link: Annotated[str | None, Header()] = None) -> Response:
+    """A new member of the container, named after ``Slug``: a container when
+    ``Link`` gives it the type ``ldp:BasicContainer``, else an RDF document
+    or a non-RDF resource by its Content-Type."""
+    pod, path = where
+    container = any(m in _CONTAINER_TYPES for m in _TYPE_LINK.findall(link or ""))
+    content = await _body(request, who, pod, path, _settings(request).max_body_bytes,
+                          access.APPEND)
+    ctype = content_type or ("text/turtle" if container and not content else
+                             _content_type(content_type))
+    kind = CONTAINER if container else DOCUMENT if rdf.is_rdf(ctype) else BINARY
+    if container and not rdf.is_rdf(ctype):
+        raise UnsupportedMediaType(f"a container's body is RDF, not {ctype}")
+    base = _base(request)
+    if kind != BINARY:  # a bad body is 400 before any lock
+        await _parse(request, content, ctype, service.iri(base, pod, path))
     upstream = request.app.state.upstream
     forward = None
     if upstream is not None:
         @_once
         def forward() -> str:
-            r = upstream.send("POST", pod, path, content, {"content-type": content_type,
-                                                           **({"slug": slug} if slug else {})})
+            sent = {"content-type": ctype, **({"slug": slug} if slug else {}),
+                    **({"link": link} if link else {})}
+            r = upstream.send("POST", pod, path, content, sent)
             return upstream.local_path(pod, r.headers["location"])  # type: ignore[no-any-return]
     limits = _settings(request).rdf_limits()
     return _written(request, pod, await run_in_threadpool(
-        service.create_member, request.app.state.engine, who, _base(request), pod, path, slug,
-        lambda iri: rdf.parse(content, content_type, iri, limits), rdf.media_type(content_type),
+        service.create_member, request.app.state.engine, who, base, pod, path, slug, kind,
+        lambda iri: rdf.parse(content, ctype, iri, limits), content,
+        _file_type(ctype) if kind == BINARY else "text/turtle",
         forward))
 
 
-@router.delete("/pods/{pod}/{path:path}", status_code=204, responses={409: {}, 412: {}})
-def delete_resource(pod: str, path: str, request: Request, who: Who,
+@router.delete("/pods/{pod}/{path:path}", status_code=204,
+               responses={404: {}, 405: {}, 409: {}, 412: {}})
+def delete_resource(where: Where, request: Request, who: Who,
                     if_match: Annotated[str | None, Header()] = None) -> Response:
+    pod, path = where
     seq = service.delete(request.app.state.engine, who, _base(request), pod, path, if_match,
                          _forward(request, "DELETE", pod, path))
-    return Response(status_code=204, headers={"Podviews-Seq": str(seq)})
+    return Response(status_code=204, headers={
+        "Podviews-Seq": str(seq), "Link": headers.storage_link(service.iri(_base(request), pod,
+                                                                             ""))})

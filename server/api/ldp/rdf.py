@@ -22,8 +22,11 @@ from server.errors import BadRdf, PayloadTooLarge, UnsupportedMediaType
 Triple = tuple[Identifier, Identifier, Identifier]
 # media type -> rdflib format, written
 FORMATS = {"text/turtle": "turtle", "application/n-triples": "nt", "application/ld+json": "json-ld"}
+# media type -> pyoxigraph format, read (N-Quads of the default graph: Comunica
+# PUTs new resources as N-Quads)
 _READERS = {"text/turtle": ox.RdfFormat.TURTLE, "application/n-triples": ox.RdfFormat.N_TRIPLES,
-            "application/ld+json": ox.RdfFormat.JSON_LD}
+            "application/ld+json": ox.RdfFormat.JSON_LD,
+            "application/n-quads": ox.RdfFormat.N_QUADS}
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 
 
@@ -39,6 +42,11 @@ def media_type(header: str) -> str:
     return header.split(";")[0].strip().lower()
 
 
+def is_rdf(content_type: str) -> bool:
+    """Whether a body of this type is read as RDF (else it is stored as bytes)."""
+    return media_type(content_type) in _READERS
+
+
 def parse(body: bytes, content_type: str, base: str,
           limits: RdfLimits = RdfLimits()) -> set[Triple]:
     """The triples of ``body``; 415 for a type we do not read, 400 for a body
@@ -47,7 +55,7 @@ def parse(body: bytes, content_type: str, base: str,
     fmt = _READERS.get(media)
     if fmt is None:
         raise UnsupportedMediaType(f"cannot read {content_type or 'a body without a type'}; "
-                                   f"use one of {', '.join(FORMATS)}")
+                                   f"use one of {', '.join(_READERS)}")
     if media == "application/ld+json":
         body = _with_bundled_contexts(body, base)
     out: set[Triple] = set()
@@ -60,7 +68,7 @@ def parse(body: bytes, content_type: str, base: str,
             if len(out) > limits.triples:
                 raise PayloadTooLarge(f"a resource may hold at most {limits.triples} triples")
     except (SyntaxError, ValueError) as e:
-        raise BadRdf(f"{FORMATS[media]} parse error: {e}") from None
+        raise BadRdf(f"{media} parse error: {e}") from None
     if not out and media == "application/ld+json" and body.strip() not in (b"{}", b"[]"):
         # JSON-LD drops what it cannot read (invalid IRIs, free-floating values)
         raise BadRdf("the JSON-LD document holds no triples")

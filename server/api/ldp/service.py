@@ -1,9 +1,14 @@
-"""LDP resources over the store. A resource path ending in '/' (or empty) is
-a container: containers are implicit — the pod's root, and every prefix of a
-resource's path — and list their direct members with ``ldp:contains``.
+"""Solid Protocol resources over the store: containers (a path '' or ending in
+'/', rows of their own, listing their direct members with ``ldp:contains``,
+which no client writes), RDF documents, non-RDF resources (bytes and a media
+type) and their descriptions (``<resource>.meta``, RDF that feeds views like
+any document). A document and a container never share a name; the
+containers above a new resource are created with it.
+
 Every write is one transaction: the resource, its quads, the pod's default
 graph, one change-log entry and the maintenance jobs of the views reading the
-pod (``storage.changes.record_change``, called by every write of ``storage.pods``)."""
+pod (``storage.changes.record_change``, called by every write of
+``storage.pods``). Access is asked of ``access.authorize`` alone."""
 
 from __future__ import annotations
 
@@ -13,12 +18,16 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import quote
+from datetime import datetime
+from urllib.parse import quote, unquote
 
 from rdflib import RDF, Namespace, URIRef
 from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import IntegrityError
 
 from server.api.auth import Principal
+from server.api.ldp import access, headers
+from server.api.ldp.headers import BINARY, CONTAINER, DESCRIPTION, DOCUMENT, Shape
 from server.api.ldp.patch import Change, DataChange
 from server.api.ldp.rdf import Triple
 from server.errors import BadRequest, Conflict, MethodNotAllowed, NotFound, PreconditionFailed
@@ -26,42 +35,55 @@ from storage import pods
 from storage.db import retrying
 
 LDP = Namespace("http://www.w3.org/ns/ldp#")
+PIM = Namespace("http://www.w3.org/ns/pim/space#")
+SOLID = Namespace("http://www.w3.org/ns/solid/terms#")
 
 
 @dataclass(frozen=True)
 class Target:
-    pod: int
-    name: str
+    pod: access.Pod
     path: str  # below the pod's root; '' is the root container
     iri: str  # the resource's IRI: {base}/{pod}/{path}
+    root: str  # the pod's root container's IRI (its storage)
 
     @property
     def is_container(self) -> bool:
         return self.path == "" or self.path.endswith("/")
 
+    @property
+    def subject(self) -> str | None:
+        """The path of the resource this one describes, for ``….meta``."""
+        if self.path.endswith(headers.DESCRIPTION_SUFFIX):
+            return self.path.removesuffix(headers.DESCRIPTION_SUFFIX)
+        return None
+
 
 @dataclass(frozen=True)
-class Read:
-    triples: set[Triple]
-    etag: str
-    container: bool
+class Found:
+    shape: Shape
+    state: str  # the ETag of the resource's state; representations add their type
+    content_type: str
+    modified: datetime
+    triples: set[Triple] | None = None  # RDF: the triples
+    body: bytes | None = None  # non-RDF: the bytes
 
 
 MAX_PATH = 1024
 _NOT_IN_PATHS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")  # controls, lone surrogates
 
 
-def target(conn: Connection, who: Principal, base: str, pod_name: str, path: str) -> Target:
-    """The addressed resource, if the caller may touch the pod (404 otherwise:
-    whether the pod exists is not the caller's business). ``base`` is where
-    pods live: our /pods, or the upstream Solid server."""
-    _check_path(pod_name + "/" + path)
-    pod = pods.pod_row(conn, pod_name)
-    if pod is None or not (who.is_admin() or pod.owner_id == who.agent):
-        raise NotFound(f"no pod {pod_name}")
-    if any(seg in (".", "..") for seg in path.split("/")) or "//" in "/" + path:
+def target(conn: Connection, who: Principal, base: str, pod_name: str, path: str,
+           mode: str = access.READ) -> Target:
+    """The addressed resource, if the caller may ``mode`` it (401 or 404
+    otherwise, as ``access.authorize`` decides). ``base`` is where pods live:
+    our /pods, or the upstream Solid server."""
+    _check_path(pod_name + "/" + unquote(path))
+    if "%2f" in path.lower():
+        raise BadRequest("a resource name may not hold an encoded '/' (%2F)")
+    pod = access.authorize(conn, who, pod_name, path, mode)
+    if any(unquote(seg) in (".", "..") for seg in path.split("/")) or "//" in "/" + path:
         raise NotFound(f"no resource {path}")
-    return Target(int(pod.id), pod_name, path, iri(base, pod_name, path))
+    return Target(pod, path, iri(base, pod_name, path), iri(base, pod_name, ""))
 
 
 def _check_path(path: str) -> None:
@@ -75,48 +97,95 @@ def _check_path(path: str) -> None:
 
 
 def iri(base: str, pod_name: str, path: str) -> str:
-    """The resource's IRI: its path percent-encoded where IRIs forbid a
-    character (a space, a quote, a bracket…), as a client would address it."""
-    return f"{base}/{quote(pod_name)}/{quote(path, safe=_IRI_SAFE)}"
+    """The resource's IRI. Paths are kept percent-encoded (as the endpoints
+    receive them), so they are IRI paths already."""
+    return f"{base}/{quote(pod_name)}/{path}"
 
 
-_IRI_SAFE = "/:@!$&'()*+,;=~"
-
-
-def authorize(engine: Engine, who: Principal, pod_name: str, path: str) -> None:
-    """The caller may write at this path (404 otherwise), asked before the
+def authorize(engine: Engine, who: Principal, pod_name: str, path: str, mode: str) -> None:
+    """The caller may ``mode`` this path (401/404 otherwise), asked before the
     request's body is read."""
     with engine.connect() as c:
-        target(c, who, "", pod_name, path)
+        target(c, who, "", pod_name, path, mode)
 
 
-def read(conn: Connection, t: Target) -> Read:
+def missing(t: Target) -> NotFound:
+    """404 for a resource that does not exist, with the headers that say how
+    to create it."""
+    return NotFound(f"no resource {t.path}", headers.for_missing(
+        CONTAINER if t.is_container else DOCUMENT, t.root))
+
+
+def read(conn: Connection, t: Target) -> Found:
+    described = _described(conn, t)
+    if described is not None:
+        return Found(Shape(DESCRIPTION), pods.description_etag(conn, described.id),
+                     "text/turtle", described.updated_at,
+                     triples=pods.resource_triples(conn, described.id))
+    row = pods.resource(conn, t.pod.id, t.path)
+    if row is None or t.subject is not None and not t.is_container:
+        raise missing(t)
     if t.is_container:
-        members = _members(conn, t)
-        if t.path and not members:
-            raise NotFound(f"no container {t.path}")
-        me = URIRef(t.iri)
-        triples: set[Triple] = {(me, RDF.type, LDP.Container), (me, RDF.type, LDP.BasicContainer)}
-        triples |= {(me, LDP.contains, URIRef(t.iri + m)) for m in members}
-        return Read(triples, _etag("\n".join(sorted(members)) + t.path), True)
-    row = pods.resource(conn, t.pod, t.path)
-    if row is None:
-        raise NotFound(f"no resource {t.path}")
-    return Read(pods.resource_triples(conn, row.id), row.etag, False)
+        members = pods.members(conn, t.pod.id, t.path)
+        return Found(Shape(CONTAINER, root=t.path == "", empty=not members),
+                     _container_state(row.etag, members), "text/turtle", row.updated_at,
+                     triples=pods.resource_triples(conn, row.id) | _managed(t, members))
+    if row.binary:
+        return Found(Shape(BINARY), row.etag, row.content_type, row.updated_at,
+                     body=pods.resource_body(conn, row.id))
+    return Found(Shape(DOCUMENT), row.etag, row.content_type, row.updated_at,
+                 triples=pods.resource_triples(conn, row.id))
 
 
-def _members(conn: Connection, t: Target) -> list[str]:
-    """Direct members: documents just below, and the next level of containers."""
-    out = set()
-    for path in pods.paths_under(conn, t.pod, t.path):
-        rest = path[len(t.path):]
-        head, slash, _ = rest.partition("/")
-        out.add(head + slash)
-    return sorted(out)
+def _described(conn: Connection, t: Target):  # type: ignore[no-untyped-def]
+    """The non-RDF resource that ``t`` (``….meta``) describes, or None."""
+    if t.subject is None or t.is_container:
+        return None
+    row = pods.resource(conn, t.pod.id, t.subject)
+    return row if row is not None and row.binary else None
 
 
-def _etag(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()
+def _managed(t: Target, members: list[str]) -> set[Triple]:
+    """The server-managed triples of a container: its types, its members
+    and, for a pod's root, that it is a storage and whose."""
+    me = URIRef(t.iri)
+    out: set[Triple] = {(me, RDF.type, LDP.Resource), (me, RDF.type, LDP.Container),
+                        (me, RDF.type, LDP.BasicContainer)}
+    out |= {(me, LDP.contains, URIRef(t.root + m)) for m in members}
+    if t.path == "":
+        out |= {(me, RDF.type, PIM.Storage), (me, SOLID.owner, URIRef(t.pod.owner))}
+    return out
+
+
+def _container_state(own: str, members: list[str]) -> str:
+    return hashlib.sha1("\n".join([own, *members]).encode()).hexdigest()
+
+
+def tag(state: str, media: str | None) -> str:
+    """The ETag of a representation: the state's, and for RDF the media type
+    it is written in (``{state}-turtle``); preconditions compare states, so
+    any representation's ETag names the state it was read from."""
+    return state if media is None else f"{state}-{media.split('/')[1]}"
+
+
+def matches(state: str | None, header: str) -> bool:
+    """Whether an If-Match / If-None-Match list of a write names ``state``
+    ('*': any), in any representation."""
+    if state is None:
+        return False
+    tags = _tags(header)
+    return "*" in tags or any(x.split("-", 1)[0] == state for x in tags)
+
+
+def names(etag: str, header: str) -> bool:
+    """Whether a GET's If-None-Match names this representation's ETag (a
+    client holding the JSON-LD has not got the Turtle)."""
+    tags = _tags(header)
+    return "*" in tags or etag in tags
+
+
+def _tags(header: str) -> list[str]:
+    return [x.strip().removeprefix("W/").strip('"') for x in header.split(",")]
 
 
 @dataclass(frozen=True)
@@ -128,95 +197,203 @@ class Written:
     triples: int  # triples the write changed in the resource
 
 
+def _conflicts_to_409(write: Callable[..., Written]) -> Callable[..., Written]:
+    """A name taken (``d1`` when ``d1/`` exists, a document where a container
+    goes), also by a concurrent writer, is 409."""
+    @functools.wraps(write)
+    def wrapped(*args: object, **kwargs: object) -> Written:
+        try:
+            return write(*args, **kwargs)
+        except pods.NameTaken as e:
+            raise Conflict(str(e)) from None
+        except IntegrityError:
+            raise Conflict("a resource of this name was created at the same time") from None
+    return wrapped
+
+
+@_conflicts_to_409
 @retrying
 def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
-          change: Change, content_type: str, if_match: str | None, if_none_match: str | None,
+          change: Change, method: str, if_match: str | None, if_none_match: str | None,
           forward: Callable[[], object] | None = None) -> Written:
-    """Apply ``change`` to the resource's triples (creating it when absent),
-    under If-Match / If-None-Match; ``forward`` sends the write upstream
-    once it is known to apply here, before it commits."""
+    """Apply ``change`` (a PUT's triples or a PATCH) to the RDF resource at
+    ``path`` (creating it when absent), under If-Match / If-None-Match;
+    ``forward`` sends the write upstream once it is known to apply here,
+    before it commits."""
     with engine.begin() as c:
-        t = target(c, who, base, pod_name, path)
-        if t.is_container:
-            raise MethodNotAllowed("containers are made by their members; write a resource "
-                                   "below it, or POST to it", {"Allow": CONTAINER_ALLOW})
-        row = pods.resource(c, t.pod, t.path, lock=True)
-        _preconditions(row.etag if row else None, if_match, if_none_match)
+        t = target(c, who, base, pod_name, path, access.WRITE)
+        described = _described(c, t)
+        if described is not None:
+            return _write_description(c, t, described, change, method, if_match, if_none_match,
+                                      forward)
+        _refuse_auxiliary(t)
+        row = pods.resource(c, t.pod.id, t.path, lock=True)
+        if t.is_container and (method == "PATCH" or row is not None):
+            # Solid Protocol §5.3: no PUT or PATCH of a container's containment triples
+            raise Conflict(f"{method} of a container: its members are made by PUT below it "
+                           "or POST to it, and its containment triples are the server's")
+        if row is not None and row.binary and method == "PATCH":
+            raise Conflict(f"{t.path} is not RDF: PATCH its description "
+                           f"{t.path}{headers.DESCRIPTION_SUFFIX}")
+        _preconditions(_state(c, t, row), if_match, if_none_match)
         if isinstance(change, DataChange):  # the resource itself is not read
-            store = functools.partial(pods.patch_resource, c, t.pod, t.path, change.inserts,
-                                      change.deletes, content_type)
+            store = functools.partial(pods.patch_resource, c, t.pod.id, t.path, change.inserts,
+                                      change.deletes)
         else:
-            new = change(pods.resource_triples(c, row.id) if row else set())
-            store = functools.partial(pods.put_resource, c, t.pod, t.path, new, content_type)
+            old = pods.resource_triples(c, row.id) if row and not row.binary else set()
+            new = change(old)
+            if t.is_container:
+                _no_containment(new)
+            store = functools.partial(pods.put_resource, c, t.pod.id, t.path, new)
         if forward is not None:  # once the write is known to apply here
             forward()
         seq = store()
         after = pods.written(c, seq)
+    return Written(seq, tag(_after_state(after.etag, t), "text/turtle"), row is None,
+                   t.path, after.changed)
+
+
+def _after_state(etag: str, t: Target) -> str:
+    # a new container has no members: its state is its own and no members'
+    return _container_state(etag, []) if t.is_container else etag
+
+
+def _write_description(c: Connection, t: Target, described, change: Change,  # type: ignore[no-untyped-def]
+                       method: str, if_match: str | None, if_none_match: str | None,
+                       forward: Callable[[], object] | None) -> Written:
+    """PATCH of a non-RDF resource's description (CSS allows no PUT there)."""
+    if method != "PATCH":
+        raise MethodNotAllowed("a description resource is changed by PATCH",
+                               headers.not_allowed(Shape(DESCRIPTION), t.root))
+    pods.resource(c, t.pod.id, described.path, lock=True)
+    _preconditions(pods.description_etag(c, described.id), if_match, if_none_match)
+    if forward is not None:
+        forward()
+    if isinstance(change, DataChange):
+        seq = pods.patch_description(c, t.pod.id, described.id, change.inserts, change.deletes)
+    else:
+        seq = pods.put_description(c, t.pod.id, described.id,
+                                   change(pods.resource_triples(c, described.id)))
+    return Written(seq, tag(pods.description_etag(c, described.id), "text/turtle"), False,
+                   t.path, pods.written(c, seq).changed)
+
+
+def _refuse_auxiliary(t: Target) -> None:
+    """No resource of ours is named like an auxiliary resource: ``.meta``
+    only describes a non-RDF resource, and ``.acl`` comes with Web Access
+    Control (issue 17)."""
+    if t.subject is not None:
+        raise Conflict(f"{t.path} would describe {t.subject}, which is no non-RDF resource")
+    if t.path.startswith(".well-known/"):
+        raise Conflict("/.well-known/ below a pod is the server's (its storage description)")
+    if t.path.endswith(headers.ACL_SUFFIX):
+        raise Conflict("ACL documents come with Web Access Control; this server keeps pods "
+                       "owner-only")
+
+
+def _no_containment(triples: set[Triple]) -> None:
+    """Containment triples are the server's (Solid Protocol §5.3)."""
+    if any(p == LDP.contains for _, p, _ in triples):
+        raise Conflict("a container's ldp:contains triples are managed by the server")
+
+
+def _state(c: Connection, t: Target, row) -> str | None:  # type: ignore[no-untyped-def]
+    """The current state's ETag, as GET names it (None when absent)."""
+    if row is None:
+        return None
+    if t.is_container:
+        return _container_state(row.etag, pods.members(c, t.pod.id, t.path))
+    return str(row.etag)
+
+
+@_conflicts_to_409
+@retrying
+def put_bytes(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
+              body: bytes, content_type: str, if_match: str | None, if_none_match: str | None,
+              forward: Callable[[], object] | None = None) -> Written:
+    """Create or replace the non-RDF resource at ``path``."""
+    with engine.begin() as c:
+        t = target(c, who, base, pod_name, path, access.WRITE)
+        if t.is_container or _described(c, t) is not None:
+            raise Conflict(f"{t.path or 'the root'} holds RDF only; this body is "
+                           f"{content_type}")
+        _refuse_auxiliary(t)
+        row = pods.resource(c, t.pod.id, t.path, lock=True)
+        _preconditions(_state(c, t, row), if_match, if_none_match)
+        if forward is not None:
+            forward()
+        seq = pods.put_bytes(c, t.pod.id, t.path, body, content_type)
+        after = pods.written(c, seq)
     return Written(seq, after.etag, row is None, t.path, after.changed)
 
 
+@_conflicts_to_409
 @retrying
 def create_member(engine: Engine, who: Principal, base: str, pod_name: str, container: str,
-                  slug: str | None, parse: Callable[[str], set[Triple]],
-                  content_type: str, forward: Callable[[], str] | None = None) -> Written:
-    """POST to a container: a new resource named by the Slug (made safe, and
-    unique) — or, with ``forward``, by the upstream server (its path)."""
+                  slug: str | None, kind: str, parse: Callable[[str], set[Triple]],
+                  body: bytes, content_type: str,
+                  forward: Callable[[], str] | None = None) -> Written:
+    """POST to a container: a new member of ``kind`` (a container, an RDF
+    document or non-RDF bytes) named by the Slug (made safe, and unique) —
+    or, with ``forward``, by the upstream server (its path)."""
     with engine.begin() as c:
-        t = target(c, who, base, pod_name, container)
+        t = target(c, who, base, pod_name, container, access.APPEND)
         if not t.is_container:
             raise MethodNotAllowed("POST creates members of a container (a path ending in '/')",
-                                   {"Allow": RESOURCE_ALLOW})
-        if forward is not None:
-            path = forward()
+                                   headers.not_allowed(Shape(DOCUMENT), t.root))
+        if pods.resource(c, t.pod.id, t.path) is None:
+            raise missing(t)  # Solid Protocol §5.3: POST to a missing container is 404
+        path = forward() if forward is not None else _new_name(c, t, slug, kind)
+        pods.resource(c, t.pod.id, path, lock=True)
+        if kind == BINARY:
+            seq = pods.put_bytes(c, t.pod.id, path, body, content_type)
         else:
-            name = re.sub(r"[^A-Za-z0-9._-]", "-", slug or "")[:100].strip(".") \
-                or uuid.uuid4().hex
-            path = t.path + name
-            if pods.resource(c, t.pod, path, lock=True) is not None:
-                path = f"{t.path}{name}-{uuid.uuid4().hex[:8]}"
-        seq = pods.put_resource(c, t.pod, path, parse(f"{base}/{pod_name}/{path}"), content_type)
+            triples = parse(iri(base, pod_name, path))
+            if kind == CONTAINER:
+                _no_containment(triples)
+            seq = pods.put_resource(c, t.pod.id, path, triples)
         after = pods.written(c, seq)
-    return Written(seq, after.etag, True, path, after.changed)
+    state = after.etag if kind == BINARY else tag(
+        _container_state(after.etag, []) if kind == CONTAINER else after.etag, "text/turtle")
+    return Written(seq, state, True, path, after.changed)
+
+
+def _new_name(c: Connection, t: Target, slug: str | None, kind: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", slug or "")[:100].strip(".") or uuid.uuid4().hex
+    name = name.removesuffix(headers.DESCRIPTION_SUFFIX).removesuffix(headers.ACL_SUFFIX) \
+        or uuid.uuid4().hex
+    end = "/" if kind == CONTAINER else ""
+    if pods.named(c, t.pod.id, t.path + name) is not None:
+        name = f"{name}-{uuid.uuid4().hex[:8]}"
+    return t.path + name + end
 
 
 @retrying
 def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
            if_match: str | None, forward: Callable[[], object] | None = None) -> int:
     with engine.begin() as c:
-        t = target(c, who, base, pod_name, path)
-        if t.is_container:
-            if not t.path:
-                raise MethodNotAllowed("the pod's root cannot be deleted",
-                                       {"Allow": CONTAINER_ALLOW})
-            if _members(c, t):
-                raise Conflict(f"container {t.path} is not empty")
-            raise NotFound(f"no container {t.path}")
-        row = pods.resource(c, t.pod, t.path, lock=True)
+        t = target(c, who, base, pod_name, path, access.WRITE)
+        if _described(c, t) is not None:
+            raise Conflict("a description goes with the resource it describes: delete that")
+        row = pods.resource(c, t.pod.id, t.path, lock=True)
         if row is None:
-            raise NotFound(f"no resource {t.path}")
-        _preconditions(row.etag, if_match, None)
+            raise missing(t)
+        if t.path == "":
+            raise MethodNotAllowed("the pod's root cannot be deleted",
+                                   headers.not_allowed(Shape(CONTAINER, root=True), t.root))
+        if t.is_container and pods.members(c, t.pod.id, t.path):
+            raise Conflict(f"container {t.path} is not empty")
+        _preconditions(_state(c, t, row), if_match, None)
         if forward is not None:
             forward()
-        seq = pods.delete_resource(c, t.pod, t.path)
+        seq = pods.delete_resource(c, t.pod.id, t.path)
     return seq
 
 
-def _preconditions(etag: str | None, if_match: str | None, if_none_match: str | None) -> None:
-    if if_match is not None and not matches(etag, if_match):
+def _preconditions(state: str | None, if_match: str | None, if_none_match: str | None) -> None:
+    if if_match is not None and not matches(state, if_match):
         raise PreconditionFailed("If-Match does not hold: the resource "
-                                 + ("does not exist" if etag is None else "has changed"))
-    if if_none_match is not None and matches(etag, if_none_match):
+                                 + ("does not exist" if state is None else "has changed"))
+    if if_none_match is not None and matches(state, if_none_match):
         raise PreconditionFailed("If-None-Match does not hold: the resource exists"
                                  if if_none_match.strip() == "*" else "the ETag matches")
-
-
-def matches(etag: str | None, header: str) -> bool:
-    """Whether an If-Match / If-None-Match list names ``etag`` ('*': any)."""
-    if etag is None:
-        return False
-    tags = [x.strip().removeprefix("W/").strip('"') for x in header.split(",")]
-    return "*" in tags or etag in tags
-
-
-RESOURCE_ALLOW = "GET, HEAD, OPTIONS, PUT, PATCH, DELETE"
-CONTAINER_ALLOW = "GET, HEAD, OPTIONS, POST, DELETE"

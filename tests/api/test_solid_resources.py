@@ -1,0 +1,188 @@
+"""The Solid Protocol's resource model in process: containers as resources,
+non-RDF resources and their descriptions, one namespace, ETags that round
+trip, the protocol's headers, CORS — and the regressions of issue 16 (the
+ETag GET gave never matched a write's, a space in a name was a 500, ``d1``
+and ``d1/`` could both exist)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.api_helpers import TURTLE, World, world
+
+EX = "@prefix : <http://ex/> .\n"
+LDP = "http://www.w3.org/ns/ldp#"
+
+
+@pytest.fixture
+def w(migrated: str):  # type: ignore[no-untyped-def]
+    with world(migrated) as w:
+        yield w
+
+
+def _nt(w: World, path: str) -> set[str]:
+    r = w.client.get(path, headers={"accept": "application/n-triples", **w.as_("owner")})
+    assert r.status_code == 200, r.text
+    return {line for line in r.text.splitlines() if line.strip()}
+
+
+def test_etag_of_get_is_what_writes_compare(w: World) -> None:
+    """Regression: GET's ETag (of any representation) satisfies If-Match on
+    PUT, PATCH and DELETE; a stale one is 412; HEAD gives GET's ETag."""
+    h = {**TURTLE, **w.as_("owner")}
+    assert w.client.put("/pods/alice/doc", content=EX + ":a :p 1 .", headers=h).status_code == 201
+    for accept in ("text/turtle", "application/ld+json", "application/n-triples"):
+        got = w.client.get("/pods/alice/doc", headers={"accept": accept, **w.as_("owner")})
+        head = w.client.head("/pods/alice/doc", headers={"accept": accept, **w.as_("owner")})
+        assert head.headers["etag"] == got.headers["etag"]
+        r = w.client.put("/pods/alice/doc", content=EX + f":a :p <{accept}> .",
+                         headers={**h, "if-match": got.headers["etag"]})
+        assert r.status_code == 204, r.text
+        assert w.client.put("/pods/alice/doc", content=EX + ":a :p 0 .",
+                            headers={**h, "if-match": got.headers["etag"]}).status_code == 412
+        assert r.headers["etag"] == w.client.get("/pods/alice/doc", headers=w.as_(
+            "owner")).headers["etag"]  # the write's ETag is the default representation's
+    etag = w.client.get("/pods/alice/doc", headers=w.as_("owner")).headers["etag"]
+    n3 = ("@prefix solid: <http://www.w3.org/ns/solid/terms#>.\n"
+          "_:p a solid:InsertDeletePatch; solid:inserts { <#a> <#b> <#c> }.")
+    r = w.client.patch("/pods/alice/doc", content=n3,
+                       headers={"content-type": "text/n3", "if-match": etag, **w.as_("owner")})
+    assert r.status_code == 204
+    assert w.client.delete("/pods/alice/doc", headers={"if-match": etag,
+                                                       **w.as_("owner")}).status_code == 412
+    assert w.client.delete("/pods/alice/doc", headers={"if-match": r.headers["etag"],
+                                                       **w.as_("owner")}).status_code == 204
+
+
+def test_a_space_in_a_name(w: World) -> None:
+    """Regression: ``with%20space`` is created, listed, read and deleted; its
+    container keeps answering 200."""
+    h = {**TURTLE, **w.as_("owner")}
+    r = w.client.put("/pods/alice/dir/with%20space", content=EX + ":a :p 1 .", headers=h)
+    assert r.status_code == 201, r.text
+    assert r.headers["location"] == "http://pods.test/pods/alice/dir/with%20space"
+    assert "<http://pods.test/pods/alice/dir/with%20space>" in " ".join(
+        _nt(w, "/pods/alice/dir/"))
+    assert _nt(w, "/pods/alice/dir/with%20space") == {("<http://ex/a> <http://ex/p> "
+                                                     '"1"^^<http://www.w3.org/2001/XMLSchema#integer> .')}
+    assert w.client.get("/pods/alice/", headers=w.as_("owner")).status_code == 200
+    assert w.client.delete("/pods/alice/dir/with%20space",
+                           headers=w.as_("owner")).status_code == 204
+
+
+def test_a_document_and_a_container_never_share_a_name(w: World) -> None:
+    """Regression: ``d1`` and ``d1/`` cannot both exist (Solid Protocol §3.1),
+    nor can a document stand where a container is needed."""
+    h = {**TURTLE, **w.as_("owner")}
+    assert w.client.put("/pods/alice/d1", content=EX, headers=h).status_code == 201
+    assert w.client.put("/pods/alice/d1/", content=EX, headers=h).status_code == 409
+    assert w.client.put("/pods/alice/d1/x", content=EX, headers=h).status_code == 409
+    assert w.client.put("/pods/alice/d2/", content="", headers=h).status_code == 201
+    assert w.client.put("/pods/alice/d2", content=EX, headers=h).status_code == 409
+    r = w.client.post("/pods/alice/", content="", headers={**h, "slug": "d2"})
+    assert r.status_code == 201 and r.headers["location"] != "http://pods.test/pods/alice/d2"
+
+
+def test_containers_are_resources(w: World) -> None:
+    h = {**TURTLE, **w.as_("owner")}
+    r = w.client.put("/pods/alice/empty/", content="", headers=h)
+    assert r.status_code == 201
+    got = w.client.get("/pods/alice/empty/", headers=w.as_("owner"))
+    assert got.status_code == 200 and f"<{LDP}BasicContainer>" in got.headers["link"]
+    assert set(got.headers["allow"].split(", ")) == {"OPTIONS", "HEAD", "GET", "POST", "DELETE"}
+    r = w.client.post("/pods/alice/empty/", content="", headers={
+        **w.as_("owner"), "slug": "sub", "link": f'<{LDP}BasicContainer>; rel="type"'})
+    assert r.status_code == 201 and r.headers["location"].endswith("/empty/sub/")
+    assert w.client.delete("/pods/alice/empty/", headers=w.as_("owner")).status_code == 409
+    assert w.client.delete("/pods/alice/empty/sub/", headers=w.as_("owner")).status_code == 204
+    assert w.client.delete("/pods/alice/empty/", headers=w.as_("owner")).status_code == 204
+    assert w.client.get("/pods/alice/empty/", headers=w.as_("owner")).status_code == 404
+    # intermediate containers, and containment triples the server's own
+    assert w.client.put("/pods/alice/a/b/c", content=EX, headers=h).status_code == 201
+    assert w.client.get("/pods/alice/a/b/", headers=w.as_("owner")).status_code == 200
+    r = w.client.put("/pods/alice/new/", content=f"<> <{LDP}contains> <x> .", headers=h)
+    assert r.status_code == 409
+    assert w.client.post("/pods/alice/missing/", content=EX, headers=h).status_code == 404
+    root = w.client.get("/pods/alice/", headers=w.as_("owner"))
+    assert '<http://www.w3.org/ns/pim/space#Storage>; rel="type"' in root.headers["link"]
+    assert f'<{w.webids["owner"]}>; rel="http://www.w3.org/ns/solid/terms#owner"' in \
+        root.headers["link"]
+    assert "DELETE" not in root.headers["allow"]
+
+
+def test_non_rdf_resources_and_their_descriptions(w: World) -> None:
+    png = bytes(range(256)) * 10
+    r = w.client.put("/pods/alice/pic.png", content=png,
+                     headers={"content-type": "image/png", **w.as_("owner")})
+    assert r.status_code == 201
+    got = w.client.get("/pods/alice/pic.png", headers=w.as_("owner"))
+    assert got.content == png and got.headers["content-type"] == "image/png"
+    assert got.headers["etag"] == r.headers["etag"]
+    assert '<http://pods.test/pods/alice/pic.png.meta>; rel="describedby"' in got.headers["link"]
+    n3 = ("@prefix solid: <http://www.w3.org/ns/solid/terms#>.\n"
+          "_:p a solid:InsertDeletePatch; solid:inserts { <pic.png> <http://ex/p> 1 }.")
+    r = w.client.patch("/pods/alice/pic.png.meta", content=n3,
+                       headers={"content-type": "text/n3", **w.as_("owner")})
+    assert r.status_code == 204, r.text
+    assert _nt(w, "/pods/alice/pic.png.meta") == {
+        ("<http://pods.test/pods/alice/pic.png> <http://ex/p> "
+        '"1"^^<http://www.w3.org/2001/XMLSchema#integer> .')}
+    assert w.client.patch("/pods/alice/pic.png", content=n3, headers={
+        "content-type": "text/n3", **w.as_("owner")}).status_code == 409
+    r = w.client.post("/pods/alice/", content=b"%PDF-1.4", headers={
+        "content-type": "application/pdf", "slug": "doc.pdf", **w.as_("owner")})
+    assert r.status_code == 201
+    assert w.client.get(r.headers["location"].removeprefix("http://pods.test"),
+                        headers=w.as_("owner")).content == b"%PDF-1.4"
+    assert w.client.delete("/pods/alice/pic.png", headers=w.as_("owner")).status_code == 204
+    assert w.client.get("/pods/alice/pic.png.meta", headers=w.as_("owner")).status_code == 404
+
+
+def test_headers_methods_and_cors(w: World) -> None:
+    h = w.as_("owner")
+    assert w.client.put("/pods/alice/x", content=b"x", headers=h).status_code == 400  # no type
+    missing = w.client.get("/pods/alice/nothing", headers=h)
+    assert missing.status_code == 404
+    assert set(missing.headers["allow"].split(", ")) == {"PUT", "PATCH"}
+    assert missing.headers["accept-put"] == "*/*" and "text/n3" in missing.headers["accept-patch"]
+    w.client.put("/pods/alice/doc", content=EX + ":a :p 1 .", headers={**TURTLE, **h})
+    got = w.client.get("/pods/alice/doc", headers=h)
+    head = w.client.head("/pods/alice/doc", headers=h)
+    assert head.content == b"" and head.headers["content-length"] == str(len(got.content))
+    assert got.headers["wac-allow"] == 'user="read write append control",public=""'
+    assert "rel=\"http://www.w3.org/ns/solid/terms#storageDescription\"" in got.headers["link"]
+    assert w.client.get("/pods/alice/.well-known/solid").status_code == 200
+    r = w.client.options("/pods/alice/doc", headers=h)
+    assert r.status_code == 204 and "PATCH" in r.headers["allow"]
+    pre = w.client.options("/pods/alice/doc", headers={
+        "origin": "https://app.example", "access-control-request-method": "PUT",
+        "access-control-request-headers": "authorization, content-type"})
+    assert pre.status_code == 204
+    assert pre.headers["access-control-allow-origin"] == "https://app.example"
+    assert "PUT" in pre.headers["access-control-allow-methods"]
+    cors = w.client.get("/pods/alice/doc", headers={"origin": "https://app.example", **h})
+    assert cors.headers["access-control-allow-origin"] == "https://app.example"
+    assert "WAC-Allow" in cors.headers["access-control-expose-headers"]
+    assert w.client.get("/pods/alice/doc").status_code == 401
+
+
+def test_a_files_description_feeds_views(w: World) -> None:
+    r = w.client.post("/views", json={"name": "v", "query": "SELECT ?s ?o { ?s <http://ex/p> ?o }"},
+                      headers=w.as_("consumer"))
+    view = r.headers["location"]
+    assert w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids[
+        "consumer"]}, headers=w.as_("owner")).status_code == 201
+    w.client.put("/pods/alice/pic.png", content=b"\x89PNG",
+                 headers={"content-type": "image/png", **w.as_("owner")})
+    r = w.client.patch("/pods/alice/pic.png.meta", headers={
+        "content-type": "application/sparql-update", **w.as_("owner")},
+        content="INSERT DATA { <pic.png> <http://ex/p> <http://ex/photo> }")
+    assert r.status_code == 204, r.text
+    rows = w.client.get(f"{view}/results", params={"min_seq": r.headers["podviews-seq"]},
+                        headers=w.as_("consumer")).json()["results"]["bindings"]
+    assert [(b["s"]["value"], b["o"]["value"]) for b in rows] == [
+        ("http://pods.test/pods/alice/pic.png", "http://ex/photo")]
+    r = w.client.delete("/pods/alice/pic.png", headers=w.as_("owner"))
+    rows = w.client.get(f"{view}/results", params={"min_seq": r.headers["podviews-seq"]},
+                        headers=w.as_("consumer")).json()["results"]["bindings"]
+    assert rows == []
