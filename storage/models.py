@@ -59,6 +59,7 @@ class Pod(Base):
     name: Mapped[str] = mapped_column(String(200), unique=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("agents.id"))
     created_at: Mapped[datetime] = _now()
+    acl_version: Mapped[int] = mapped_column(BigInteger, server_default="0")  # bumped by ACL writes
 
 
 class Resource(Base):
@@ -78,6 +79,21 @@ class Resource(Base):
     __table_args__ = (Index(None, "pod_id", "path", unique=True),
                       Index("uq_resources_pod_id_name", "pod_id", text("rtrim(path, '/')"),
                             unique=True))
+
+
+class AclDocument(Base):
+    """A Web Access Control document (``<path>.acl``): no resource of the pod
+    (no view reads it, no container lists it), its triples as N-Triples with
+    absolute IRIs, and the pod's root IRI they were written under."""
+
+    __tablename__ = "acl_documents"
+    pod_id: Mapped[int] = mapped_column(ForeignKey("pods.id", ondelete="CASCADE"),
+                                        primary_key=True)
+    path: Mapped[str] = mapped_column(Text, primary_key=True)  # the resource it controls
+    root: Mapped[str] = mapped_column(Text)
+    body: Mapped[str] = mapped_column(Text)
+    etag: Mapped[str] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = _now()
 
 
 class Term(Base):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fastapi import Request
 
@@ -22,6 +22,7 @@ class Principal:
     role: str  # admin | owner | consumer | anonymous
     agent: int | None = None  # agents.id; None for the admin
     webid: str = "admin"
+    origin: str | None = None  # the request's Origin (WAC's acl:origin)
 
     def is_admin(self) -> bool:
         return self.role == "admin"
@@ -52,8 +53,14 @@ def principal(request: Request) -> Principal:
 
 
 def caller(request: Request) -> Principal:
-    """Who sent the request: ``ANONYMOUS`` without credentials, 401 for
-    credentials that name nobody."""
+    """Who sent the request (and from which ``Origin``): ``ANONYMOUS``
+    without credentials, 401 for credentials that name nobody."""
+    origin = request.headers.get("origin")
+    who = _credentials(request)
+    return who if origin is None else replace(who, origin=origin.strip().rstrip("/"))
+
+
+def _credentials(request: Request) -> Principal:
     header = request.headers.get("authorization", "")
     if not header.strip():
         return ANONYMOUS

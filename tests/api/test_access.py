@@ -100,3 +100,84 @@ def test_access(w: World, endpoint: str) -> None:
     got = tuple(request(w, {} if who == "anonymous" else w.as_(who), i).status_code  # type: ignore[attr-defined]
                 for i, who in enumerate(WHO))
     assert dict(zip(WHO, got, strict=True)) == dict(zip(WHO, expected, strict=True))
+
+
+# Web Access Control: pod alice's ACL documents grant the consumer Read on
+# shared/, the other consumer Read and Write there, everyone Read on
+# shared/pub (its own ACL, which replaces what shared/ grants), any
+# logged-in agent Append on inbox/; the rest stays the owner's (no ACL).
+ACL = ("@prefix acl: <http://www.w3.org/ns/auth/acl#>.\n"
+       "@prefix foaf: <http://xmlns.com/foaf/0.1/>.\n")
+SHARED_ACL = ACL + (
+    "<#read> a acl:Authorization; acl:agent <{consumer}>; acl:mode acl:Read;\n"
+    "  acl:accessTo <./>; acl:default <./>.\n"
+    "<#write> a acl:Authorization; acl:agent <{other_consumer}>;\n"
+    "  acl:mode acl:Read, acl:Write; acl:accessTo <./>; acl:default <./>.\n")
+PUB_ACL = ACL + ("<#public> a acl:Authorization; acl:agentClass foaf:Agent; acl:mode acl:Read;\n"
+                 "  acl:accessTo <./pub>.\n")
+INBOX_ACL = ACL + ("<#append> a acl:Authorization; acl:agentClass acl:AuthenticatedAgent;\n"
+                   "  acl:mode acl:Append; acl:accessTo <./>; acl:default <./>.\n")
+
+
+def _shared(w: World) -> None:
+    for path in ("shared/doc", "shared/pub", "inbox/x", "private"):
+        _resource(w, path)
+    for path, doc in (("shared/.acl", SHARED_ACL), ("shared/pub.acl", PUB_ACL),
+                      ("inbox/.acl", INBOX_ACL)):
+        r = w.client.put(f"/pods/alice/{path}", content=doc.format(**w.webids),
+                         headers={**TURTLE, **w.as_("owner")})
+        assert r.status_code == 201, r.text
+
+
+ACL_CASES: dict[str, tuple[Request, tuple[int, ...]]] = {
+    "GET a shared document": (lambda w, h, i: w.client.get(
+        "/pods/alice/shared/doc", headers=h), (401, 404, 200, 200, 200, 200)),
+    "PUT a shared document": (lambda w, h, i: w.client.put(
+        "/pods/alice/shared/doc", content="<#a> <#b> 2 .", headers={**TURTLE, **h}),
+        (401, 404, 204, 204, 403, 204)),
+    "PUT a new document (Append on it and its container)": (lambda w, h, i: w.client.put(
+        f"/pods/alice/shared/new{i}", content="<#a> <#b> 2 .", headers={**TURTLE, **h}),
+        (401, 404, 201, 201, 403, 201)),
+    "PATCH a shared document": (lambda w, h, i: w.client.patch(
+        "/pods/alice/shared/doc", content=N3, headers={"content-type": "text/n3", **h}),
+        (401, 404, 204, 204, 403, 204)),
+    "DELETE (Write on it and its container)": (lambda w, h, i: (
+        _resource(w, f"shared/del{i}"),
+        w.client.delete(f"/pods/alice/shared/del{i}", headers=h))[1],
+        (401, 404, 204, 204, 403, 204)),
+    "GET a public document": (lambda w, h, i: w.client.get(
+        "/pods/alice/shared/pub", headers=h), (200, 200, 200, 200, 200, 200)),
+    "PUT a public document (its own ACL replaces the container's)": (
+        lambda w, h, i: w.client.put("/pods/alice/shared/pub", content="<#a> <#b> 2 .",
+                                     headers={**TURTLE, **h}),
+        (401, 403, 403, 204, 403, 204)),
+    "POST to an inbox (Append for any logged-in agent)": (lambda w, h, i: w.client.post(
+        "/pods/alice/inbox/", content="<#a> <#b> 3 .", headers={**TURTLE, **h}),
+        (401, 201, 201, 201, 201, 201)),
+    "GET an inbox (Append is no Read)": (lambda w, h, i: w.client.get(
+        "/pods/alice/inbox/", headers=h), (401, 403, 403, 200, 403, 200)),
+    "GET an ACL document (Control)": (lambda w, h, i: w.client.get(
+        "/pods/alice/shared/.acl", headers=h), (401, 404, 403, 200, 403, 200)),
+    "PUT an ACL document (Control)": (lambda w, h, i: w.client.put(
+        "/pods/alice/shared/.acl", content=SHARED_ACL.format(**w.webids),
+        headers={**TURTLE, **h}), (401, 404, 403, 204, 403, 204)),
+    "GET outside any ACL (the owner's)": (lambda w, h, i: w.client.get(
+        "/pods/alice/private", headers=h), (401, 404, 404, 200, 404, 200)),
+}
+
+
+@pytest.fixture(scope="module")
+def shared(w: World) -> World:
+    _shared(w)
+    return w
+
+
+@pytest.mark.parametrize("case", list(ACL_CASES))
+def test_acl_access(shared: World, case: str) -> None:
+    """The matrix for agents whom ACL documents grant access (the consumer:
+    Read; the other consumer: Read, Write; the other owner: nothing but
+    what the public and logged-in agents get)."""
+    request, expected = ACL_CASES[case]
+    got = tuple(request(shared, {} if who == "anonymous" else shared.as_(who), i).status_code  # type: ignore[attr-defined]
+                for i, who in enumerate(WHO))
+    assert dict(zip(WHO, got, strict=True)) == dict(zip(WHO, expected, strict=True))

@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,16 +38,16 @@ def npm_package(home: Path, package: str) -> Path:
     return modules
 
 
-@pytest.fixture(scope="module")
-def css() -> Iterator[str]:
-    """The base URL of a Community Solid Server 7 (in memory, every request
-    allowed)."""
+@contextmanager
+def css_server(config: Path) -> Iterator[str]:
+    """A Community Solid Server 7 on loopback (in memory) run with ``config``;
+    its base URL."""
     if not NODE:
         pytest.skip("Node.js is not installed: no Community Solid Server")
     if not CSS_BIN.exists():
         npm_package(CSS_HOME, "@solid/community-server@7")
     port = free_port()
-    proc = subprocess.Popen([str(CSS_BIN), "-c", str(CSS_CONFIG), "-p", str(port), "-l", "warn",
+    proc = subprocess.Popen([str(CSS_BIN), "-c", str(config), "-p", str(port), "-l", "warn",
                              "-b", f"http://127.0.0.1:{port}/"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/"
@@ -56,6 +57,14 @@ def css() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def css() -> Iterator[str]:
+    """The base URL of a Community Solid Server 7 (in memory, every request
+    allowed)."""
+    with css_server(CSS_CONFIG) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

@@ -1,21 +1,31 @@
 """May the caller do this to that resource: the one question every LDP
 endpoint asks, answered here (``authorize``), and what the caller may do
-there (``modes``, sent as ``WAC-Allow``). Until Web Access Control (issue 17)
-a pod is its owner's alone: the owner and the admin hold every mode, anyone
-else none — an anonymous caller is asked to log in (401), a known one is
-not told the pod exists (404)."""
+there (``modes``, sent as ``WAC-Allow``). The pod's owner and the admin hold
+every mode on every resource (the owner never loses Control); anyone else
+holds what the pod's Web Access Control documents grant (``wac``). An
+operation needs the modes the Solid Protocol and WAC name (``needed``): an
+anonymous caller without them is asked to log in (401); a known caller
+without them gets 403 when it holds some mode on the resource, and 404 when
+it holds none (whether the pod or the resource exists is not its business).
+
+An ACL document ``<path>.acl`` is read and written by those with Control
+on ``<path>``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import Connection
 
 from server.api.auth import ANONYMOUS, Principal
-from server.errors import NotFound, Unauthorized
-from storage import pods
+from server.api.ldp import wac
+from server.api.ldp.headers import ACL_SUFFIX
+from server.errors import Forbidden, NotFound, Unauthorized
+from storage import acls, pods
+from storage.pods import containers_above
 
-READ, WRITE, APPEND, CONTROL = "read", "write", "append", "control"
+READ, WRITE, APPEND, CONTROL = wac.READ, wac.WRITE, wac.APPEND, wac.CONTROL
+DELETE = "delete"  # an operation: Write on the resource and on its container
 MODES = (READ, WRITE, APPEND, CONTROL)  # in WAC-Allow's order
 
 
@@ -25,31 +35,77 @@ class Pod:
     name: str
     owner_id: int
     owner: str  # the owner's WebID
+    policy: wac.Policy = field(default_factory=lambda: wac.Policy({}), compare=False,
+                               repr=False)
+
+
+def acl_subject(path: str) -> str | None:
+    """The path of the resource whose ACL document ``path`` is, or None."""
+    return path.removesuffix(ACL_SUFFIX) if path.endswith(ACL_SUFFIX) else None
+
+
+def load(conn: Connection, pod_name: str) -> Pod | None:
+    """The pod and its access policy (kept across requests while its ACL
+    version holds), or None."""
+    row = pods.pod_row(conn, pod_name)
+    if row is None:
+        return None
+    pid = int(row.id)
+    policy = wac.POLICIES.get(pid, acls.version(conn, pid), lambda: acls.documents(conn, pid))
+    return Pod(pid, row.name, int(row.owner_id), row.owner, policy)
 
 
 def modes(who: Principal, pod: Pod, path: str) -> frozenset[str]:
-    """The access modes ``who`` holds on the resource ``path`` of ``pod``."""
+    """The access modes ``who`` holds on the resource ``path`` of ``pod``
+    (on an ACL document: all of them with Control on its resource, else none)."""
     if who.is_admin() or (who.agent is not None and who.agent == pod.owner_id):
         return frozenset(MODES)
-    return frozenset()
+    subject = acl_subject(path)
+    if subject is not None:
+        return frozenset(MODES) if CONTROL in modes(who, pod, subject) else frozenset()
+    webid = None if who.is_anonymous() or not who.webid else who.webid
+    return pod.policy.modes(path, webid, who.origin)
 
 
-def authorize(conn: Connection, who: Principal, pod_name: str, path: str, mode: str) -> Pod:
-    """The pod, if ``who`` may ``mode`` the resource ``path`` in it; 401 for an
-    anonymous caller, 404 otherwise (whether the pod exists is not the
-    caller's business)."""
-    row = pods.pod_row(conn, pod_name)
-    pod = None if row is None else Pod(int(row.id), row.name, int(row.owner_id), row.owner)
-    if pod is not None and mode in modes(who, pod, path):
+def needed(conn: Connection, pod: Pod, path: str, op: str) -> list[tuple[str, str]]:
+    """(mode, path) pairs the operation ``op`` needs (as the Community Solid
+    Server reads WAC): READ, POST (APPEND) and CONTROL their mode; a PUT or
+    PATCH (WRITE) Write on an existing resource, else Append on it and on
+    its container; DELETE Write on the resource and its container, and Read
+    on a container (it tells whether the container is empty)."""
+    subject = acl_subject(path)
+    if subject is not None:
+        return [(CONTROL, subject)]
+    parent = containers_above(path)[-1:] if path else []
+    if op == WRITE:
+        if pods.resource(conn, pod.id, path) is not None:
+            return [(WRITE, path)]
+        return [(APPEND, path), *((APPEND, p) for p in parent)]
+    if op == DELETE:
+        extra = [(READ, path)] if path == "" or path.endswith("/") else []
+        return [(WRITE, path), *((WRITE, p) for p in parent), *extra]
+    return [(op, path)]
+
+
+def authorize(conn: Connection, who: Principal, pod_name: str, path: str, op: str) -> Pod:
+    """The pod, if ``who`` may do ``op`` to the resource ``path`` in it; 401
+    for an anonymous caller, 403 for a known caller holding some mode on the
+    resource (or, for an ACL document, on its resource), 404 otherwise."""
+    pod = load(conn, pod_name)
+    if pod is not None and all(m in modes(who, pod, p) for m, p in needed(conn, pod, path, op)):
         return pod
     if who.is_anonymous():
-        raise Unauthorized(f"{mode} access to this resource needs a login")
-    raise NotFound(f"no pod {pod_name}")
+        raise Unauthorized(f"{op} access to this resource needs a login")
+    subject = acl_subject(path)
+    if pod is not None and modes(who, pod, path if subject is None else subject):
+        raise Forbidden(f"{who.webid} may not {op} this resource")
+    raise NotFound(f"no pod {pod_name}" if pod is None else f"no resource {path}")
 
 
 def wac_allow(who: Principal, pod: Pod, path: str) -> str:
     """The ``WAC-Allow`` header: the caller's modes and the public's."""
     def listed(held: frozenset[str]) -> str:
         return " ".join(m for m in MODES if m in held)
+    public = Principal(ANONYMOUS.role, None, "", who.origin)
     return (f'user="{listed(modes(who, pod, path))}",'
-            f'public="{listed(modes(ANONYMOUS, pod, path))}"')
+            f'public="{listed(modes(public, pod, path))}"')

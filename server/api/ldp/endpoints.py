@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Header, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from server.api.auth import Principal, caller
-from server.api.ldp import access, body, headers, patch, rdf, service
+from server.api.ldp import access, acl_documents, body, headers, patch, rdf, service
 from server.api.ldp.headers import BINARY, CONTAINER, DOCUMENT, Shape
 from server.config import Settings
 from server.errors import BadRequest, NotFound, ServiceError, UnsupportedMediaType
@@ -130,6 +130,10 @@ def storage_description(pod: str, request: Request) -> Response:
 def get_resource(where: Where, request: Request, who: Who,
                  if_none_match: Annotated[str | None, Header()] = None) -> Response:
     pod, path = where
+    if access.acl_subject(path) is not None:
+        return _acl_response(request, *acl_documents.get(
+            request.app.state.engine, who, _base(request), pod, path,
+            request.headers.get("accept", ""), if_none_match))
     with request.app.state.engine.connect() as c:
         t = service.target(c, who, _base(request), pod, path, access.READ)
         found = service.read(c, t)
@@ -149,6 +153,27 @@ def get_resource(where: Where, request: Request, who: Who,
         return Response(b"", media_type=media,
                         headers={**out, "Content-Length": str(len(content))})
     return Response(content, media_type=media, headers=out)
+
+
+def _acl_response(request: Request, status: int, content: bytes, media: str,
+                  out: dict[str, str]) -> Response:
+    if request.method == "HEAD" or status == 304:
+        return Response(b"", status_code=status, media_type=media,
+                        headers={**out, "Content-Length": str(len(content))})
+    return Response(content, media_type=media, headers=out)
+
+
+async def _acl_write(request: Request, who: Principal, pod: str, path: str,
+                     change: Callable[[set[rdf.Triple]], set[rdf.Triple]],
+                     if_match: str | None, if_none_match: str | None) -> Response:
+    """A PUT or PATCH of an ACL document (``acl_documents``)."""
+    created, etag = await run_in_threadpool(
+        acl_documents.write, request.app.state.engine, who, _base(request), pod, path, change,
+        if_match, if_none_match)
+    out = {"ETag": f'"{etag}"', "Link": headers.storage_link(service.iri(_base(request), pod, ""))}
+    if created:
+        out["Location"] = service.iri(f"{_settings(request).public_base}/pods", pod, path)
+    return Response(status_code=201 if created else 204, headers=out)
 
 
 router.add_api_route("/pods/{pod}/{path:path}", get_resource, methods=["HEAD"],
@@ -207,6 +232,11 @@ async def put_resource(where: Where, request: Request, who: Who,
     ctype = _content_type(content_type)
     content = await _body(request, who, pod, path, _settings(request).max_body_bytes,
                           access.WRITE)
+    if access.acl_subject(path) is not None:
+        iri = service.iri(_base(request), pod, path)
+        new = await run_in_threadpool(acl_documents.parse, content, ctype, iri,
+                                      _settings(request).rdf_limits())
+        return await _acl_write(request, who, pod, path, lambda _: new, if_match, if_none_match)
     forward = _forward(request, "PUT", pod, path, content, ctype)
     engine, base = request.app.state.engine, _base(request)
     if not rdf.is_rdf(ctype):
@@ -245,6 +275,8 @@ async def patch_resource(where: Where, request: Request, who: Who,
     base = _base(request)
     change = await run_in_threadpool(  # a bad patch is 400 before any lock
         apply, text, service.iri(base, pod, path), settings.max_patch_steps)
+    if access.acl_subject(path) is not None:
+        return await _acl_write(request, who, pod, path, change, if_match, if_none_match)
     return _written(request, pod, await run_in_threadpool(
         service.write, request.app.state.engine, who, base, pod, path, change, "PATCH",
         if_match, if_none_match,
@@ -298,6 +330,10 @@ async def post_member(where: Where, request: Request, who: Who,
 def delete_resource(where: Where, request: Request, who: Who,
                     if_match: Annotated[str | None, Header()] = None) -> Response:
     pod, path = where
+    if access.acl_subject(path) is not None:
+        acl_documents.delete(request.app.state.engine, who, _base(request), pod, path, if_match)
+        return Response(status_code=204, headers={
+            "Link": headers.storage_link(service.iri(_base(request), pod, ""))})
     seq = service.delete(request.app.state.engine, who, _base(request), pod, path, if_match,
                          _forward(request, "DELETE", pod, path))
     return Response(status_code=204, headers={

@@ -31,7 +31,7 @@ from server.api.ldp.headers import BINARY, CONTAINER, DESCRIPTION, DOCUMENT, Sha
 from server.api.ldp.patch import Change, DataChange
 from server.api.ldp.rdf import Triple
 from server.errors import BadRequest, Conflict, MethodNotAllowed, NotFound, PreconditionFailed
-from storage import pods
+from storage import acls, pods
 from storage.db import retrying
 
 LDP = Namespace("http://www.w3.org/ns/ldp#")
@@ -372,7 +372,7 @@ def _new_name(c: Connection, t: Target, slug: str | None, kind: str) -> str:
 def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
            if_match: str | None, forward: Callable[[], object] | None = None) -> int:
     with engine.begin() as c:
-        t = target(c, who, base, pod_name, path, access.WRITE)
+        t = target(c, who, base, pod_name, path, access.DELETE)
         if _described(c, t) is not None:
             raise Conflict("a description goes with the resource it describes: delete that")
         row = pods.resource(c, t.pod.id, t.path, lock=True)
@@ -387,6 +387,7 @@ def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         if forward is not None:
             forward()
         seq = pods.delete_resource(c, t.pod.id, t.path)
+        acls.delete(c, t.pod.id, t.path)  # its ACL document goes with it
     return seq
 
 
