@@ -186,3 +186,13 @@ def test_a_files_description_feeds_views(w: World) -> None:
     rows = w.client.get(f"{view}/results", params={"min_seq": r.headers["podviews-seq"]},
                         headers=w.as_("consumer")).json()["results"]["bindings"]
     assert rows == []
+
+
+def test_a_file_over_the_body_limit_is_413_and_stores_nothing(migrated: str) -> None:
+    with world(migrated, max_body_bytes=1000) as w:
+        h = {"content-type": "application/octet-stream", **w.as_("owner")}
+        assert w.client.put("/pods/alice/big", content=b"x" * 1001, headers=h).status_code == 413
+        assert w.client.put("/pods/alice/big", content=iter([b"x" * 600] * 2),
+                            headers=h).status_code == 413  # streamed, no length declared
+        assert w.client.get("/pods/alice/big", headers=w.as_("owner")).status_code == 404
+        assert w.client.put("/pods/alice/big", content=b"x" * 1000, headers=h).status_code == 201
