@@ -151,7 +151,13 @@ def test_headers_methods_and_cors(w: World) -> None:
     assert head.content == b"" and head.headers["content-length"] == str(len(got.content))
     assert got.headers["wac-allow"] == 'user="read write append control",public=""'
     assert "rel=\"http://www.w3.org/ns/solid/terms#storageDescription\"" in got.headers["link"]
-    assert w.client.get("/pods/alice/.well-known/solid").status_code == 200
+    description = w.client.get("/pods/alice/.well-known/solid", headers=h)
+    assert description.status_code == 200
+    assert "<http://pods.test/pods/alice/> a <http://www.w3.org/ns/pim/space#Storage>" in \
+        description.text
+    assert w.client.get("/pods/alice/.well-known/solid").status_code == 401
+    assert w.client.get("/pods/alice/.well-known/solid",
+                        headers=w.as_("other_owner")).status_code == 404
     r = w.client.options("/pods/alice/doc", headers=h)
     assert r.status_code == 204 and "PATCH" in r.headers["allow"]
     pre = w.client.options("/pods/alice/doc", headers={

@@ -21,8 +21,7 @@ from server.api.auth import Principal, caller
 from server.api.ldp import access, body, headers, patch, rdf, resource, service
 from server.api.ldp.headers import BINARY, CONTAINER, DOCUMENT, Shape
 from server.config import Settings
-from server.errors import BadRequest, NotFound, ServiceError, UnsupportedMediaType
-from storage import pods
+from server.errors import BadRequest, ServiceError, UnsupportedMediaType
 
 
 def _valid_path(request: Request) -> None:
@@ -112,13 +111,14 @@ def _written(request: Request, pod: str, w: service.Written) -> Response:
     return Response(status_code=201 if w.created else 204, headers=out)
 
 
-@router.get("/pods/{pod}/.well-known/solid", responses={200: {"content": {"text/turtle": {}}}})
-def storage_description(pod: str, request: Request) -> Response:
-    """The storage description of the pod (public, as CSS serves it)."""
+@router.api_route("/pods/{pod}/.well-known/solid", methods=["GET", "HEAD"],
+                  responses={200: {"content": {"text/turtle": {}}}})
+def storage_description(pod: str, request: Request, who: Who) -> Response:
+    """The storage description of the pod, to whoever may read the pod's
+    root (CSS serves its publicly; here a pod's existence is not told to
+    those who may not read it: design note 19)."""
     with request.app.state.engine.connect() as c:
-        if pods.pod_row(c, pod) is None:
-            raise NotFound(f"no pod {pod}")
-    root = resource.iri(_base(request), pod, "")
+        root = resource.target(c, who, _base(request), pod, "", access.READ).iri
     text = (f"<{root}.well-known/solid> a <{headers.SOLID}StorageDescription> .\n"
             f"<{root}> a <{headers.PIM_STORAGE}> .\n")
     return Response(text, media_type="text/turtle",
@@ -169,7 +169,7 @@ def options_resource(where: Where, request: Request) -> Response:
             out = headers.for_resource(found.shape, t.iri, t.root,
                                        access.wac_allow(who, t.pod, t.path), t.pod.owner)
     except ServiceError as e:
-        out = e.headers if "Allow" in e.headers else headers.allow(
+        out = dict(e.headers) if "Allow" in e.headers else headers.allow(
             Shape(CONTAINER if path == "" or path.endswith("/") else DOCUMENT))
         out.pop("WWW-Authenticate", None)
     return Response(status_code=204, headers=out)
