@@ -17,6 +17,7 @@ from server import errors
 from server.api import cors
 from server.api.admin.endpoints import router as admin_router
 from server.api.consents.endpoints import router as consents_router
+from server.api.ldp import offload
 from server.api.ldp.endpoints import router as ldp_router
 from server.api.ldp.upstream import Upstream
 from server.api.ops import observability
@@ -47,6 +48,7 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
             yield
         finally:
             app.state.notices.close()
+            offload.shutdown()
             stop.set()
             for t in threads:
                 t.join(timeout=30)

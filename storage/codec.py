@@ -10,6 +10,7 @@ from rdflib.term import Identifier
 from sqlalchemy import Connection, text
 
 from storage import terms
+from views.terms import canonical
 
 
 class Codec:
@@ -26,7 +27,7 @@ class Codec:
         if wanted:
             found = terms.intern(self.conn, wanted) if add else self._known(wanted)
             self.ids.update(found)
-            self.terms.update({v: k for k, v in found.items()})
+            self.terms.update({v: canonical(k) for k, v in found.items()})
         return self.ids
 
     def _known(self, items: list[Identifier]) -> dict[Identifier, int]:

@@ -11,8 +11,16 @@ from rdflib.term import Identifier, Literal
 from sqlalchemy import Connection, text
 
 from storage import db
-from views.functions import datetime_value
-from views.terms import ExprError, digest, fields_of, numeric_type, numeric_value, term_of
+from views.compare import datetime_value
+from views.terms import (
+    ExprError,
+    canonical,
+    digest,
+    fields_of,
+    numeric_type,
+    numeric_value,
+    term_of,
+)
 
 
 def _row(t: Identifier) -> dict[str, object]:
@@ -37,8 +45,12 @@ def _row(t: Identifier) -> dict[str, object]:
 
 
 def intern(conn: Connection, terms: Iterable[Identifier]) -> dict[Identifier, int]:
-    """The ids of ``terms``, adding the new ones to the dictionary."""
-    unique = {digest(t): t for t in terms}
+    """The ids of ``terms``, adding the new ones to the dictionary: one id per
+    RDF term (decision 8), so ``"a"`` and ``"a"^^xsd:string`` get the same.
+
+    Keyed by the terms as given: two forms of one term both map to its id."""
+    given = {t: digest(t) for t in terms}
+    unique = {d: canonical(t) for t, d in given.items()}
     if not unique:
         return {}
     ids = _lookup(conn, list(unique))
@@ -46,7 +58,7 @@ def intern(conn: Connection, terms: Iterable[Identifier]) -> dict[Identifier, in
     if missing:
         (_copy_in if len(missing) > FEW else _insert)(conn, missing)
         ids.update(_lookup(conn, [digest(t) for t in missing]))
-    return {t: ids[d] for d, t in unique.items()}
+    return {t: ids[d] for t, d in given.items()}
 
 
 _COLUMNS = ("digest", "kind", "lexical", "datatype", "lang", "num", "ts")

@@ -13,9 +13,10 @@ from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal
 
 from views import algebra as A
+from views.compare import order_key
 from views.expr import ExistsFn, _no_exists, evaluate, try_evaluate
 from views.functions import arithmetic
-from views.terms import ExprError, order_key
+from views.terms import ExprError
 
 Rows = Iterable[tuple[dict, int]]
 

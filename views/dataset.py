@@ -14,6 +14,8 @@ from typing import Protocol
 
 from rdflib.term import Identifier
 
+from views.terms import canonical
+
 Quad = tuple  # (g | None, s, p, o)
 Delta = dict  # dict[Quad, int]: +1 insert, -1 delete; effective set changes
 
@@ -95,7 +97,8 @@ class Dataset:
     def apply(self, changes: Iterable[tuple[Quad, int]]) -> Delta:
         """Apply inserts (+1) and deletes (-1); return what really changed."""
         delta: Delta = {}
-        for q, sign in changes:
+        for given, sign in changes:
+            q = tuple(map(canonical, given))  # one form per term (decision 8)
             if self.union_default and q[0] is None:
                 raise ValueError("with a union default graph, write to a named graph")
             if (sign > 0) == self.contains(q):

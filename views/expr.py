@@ -11,9 +11,10 @@ from collections.abc import Callable, Mapping
 from rdflib.term import Identifier
 
 from views import algebra as A
+from views.compare import equals
 from views.errors import UnsupportedFeature
-from views.functions import FUNCTIONS, equals
-from views.terms import ExprError, boolean, ebv
+from views.functions import FUNCTIONS
+from views.terms import ExprError, boolean, canonical, ebv
 
 ExistsFn = Callable[[A.Pattern, Mapping[str, Identifier]], bool]
 
@@ -50,7 +51,7 @@ def evaluate(e: A.Expr, mu: Mapping[str, Identifier], exists: ExistsFn = _no_exi
                 raise ExprError(f"unknown function {e.fn}")
             args = [evaluate(a, mu, exists) for a in e.args]
             try:
-                return f(*args)
+                return canonical(f(*args))  # one form per term (decision 8)
             except TypeError:
                 raise ExprError(f"wrong arguments to {e.fn}") from None
     raise TypeError(e)

@@ -20,6 +20,7 @@ import re2
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
+from views.compare import compare, datetime_value, equals, same_term
 from views.terms import (
     ExprError,
     Number,
@@ -110,71 +111,6 @@ def _not(a: Identifier) -> Literal:
     return boolean(not ebv(a))
 
 
-def datetime_value(t: Identifier) -> dt.datetime:
-    if not isinstance(t, Literal) or t.datatype != XSD.dateTime:
-        raise ExprError("not a dateTime")
-    m = re.fullmatch(r"(-?\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)?",
-                     str(t))
-    if not m:
-        raise ExprError("ill-typed dateTime")
-    y, mo, d, h, mi, s, frac, tz = m.groups()
-    tzinfo = None
-    if tz == "Z":
-        tzinfo = dt.UTC
-    elif tz:
-        sign = 1 if tz[0] == "+" else -1
-        tzinfo = dt.timezone(sign * dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])))
-    micro = round(float(frac or "0") * 1_000_000)
-    try:
-        return dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micro, tzinfo)
-    except ValueError:
-        raise ExprError("ill-typed dateTime") from None
-
-
-def compare(a: Identifier, b: Identifier) -> int:
-    """-1/0/1 for two comparable terms (§17.3 operator mapping), else ExprError."""
-    if numeric_type(a) and numeric_type(b):
-        x, y = numeric_value(a), numeric_value(b)
-        if isinstance(x, float) or isinstance(y, float):
-            x, y = float(x), float(y)
-            if math.isnan(x) or math.isnan(y):
-                raise ExprError("NaN")
-        return (x > y) - (x < y)  # type: ignore[operator]
-    if is_plain_string(a) and is_plain_string(b):
-        return (str(a) > str(b)) - (str(a) < str(b))
-    if isinstance(a, Literal) and isinstance(b, Literal):
-        if a.datatype == b.datatype == XSD.boolean:
-            x, y = ebv(a), ebv(b)
-            return (x > y) - (x < y)
-        if a.datatype == b.datatype == XSD.dateTime:
-            da, db = datetime_value(a), datetime_value(b)
-            if (da.tzinfo is None) != (db.tzinfo is None):
-                raise ExprError("indeterminate dateTime comparison")
-            return (da > db) - (da < db)
-    raise ExprError("incomparable terms")
-
-
-def equals(a: Identifier, b: Identifier) -> bool:
-    """RDFterm-equal with value equality for known literal types (§17.4.1.7)."""
-    if isinstance(a, Literal) and isinstance(b, Literal):
-        try:
-            return compare(a, b) == 0
-        except ExprError:
-            if a == b:
-                return True
-            if a.language is not None or b.language is not None:
-                return False
-            if _known_type(a) and _known_type(b):
-                return False
-            raise
-    return a == b
-
-
-def _known_type(t: Literal) -> bool:
-    return (t.datatype in (None, XSD.string, XSD.boolean, XSD.dateTime)
-            or numeric_type(t) is not None)
-
-
 FUNCTIONS["="] = lambda a, b: boolean(equals(a, b))
 FUNCTIONS["!="] = lambda a, b: boolean(not equals(a, b))
 FUNCTIONS["<"] = lambda a, b: boolean(compare(a, b) < 0)
@@ -186,9 +122,7 @@ FUNCTIONS[">="] = lambda a, b: boolean(compare(a, b) >= 0)
 # ---------------------------------------------------------------- term tests
 
 
-@fn("SAMETERM")
-def _same_term(a: Identifier, b: Identifier) -> Literal:
-    return boolean(a == b and type(a) is type(b))
+FUNCTIONS["SAMETERM"] = lambda a, b: boolean(same_term(a, b))
 
 
 FUNCTIONS["ISIRI"] = FUNCTIONS["ISURI"] = lambda a: boolean(isinstance(a, URIRef))

@@ -17,6 +17,7 @@ from rdflib.term import BNode, Identifier, Literal, URIRef, Variable
 
 from views import algebra as A
 from views.errors import EngineError, SparqlSyntaxError, UnsupportedFeature
+from views.terms import canonical
 
 rdflib.NORMALIZE_LITERALS = False  # keep lexical forms: "01"^^xsd:integer stays "01"
 
@@ -164,7 +165,7 @@ def _sub(n: CompValue) -> A.Pattern:
 def _values(rows: list[dict[Variable, Identifier]]) -> A.Values:
     out = []
     for row in rows:
-        items = tuple(sorted((str(k), v) for k, v in row.items() if v is not None
+        items = tuple(sorted((str(k), canonical(v)) for k, v in row.items() if v is not None
                              and not (isinstance(v, str) and v == "UNDEF")))
         out.append(items)
     return A.Values(rows=tuple(out))
@@ -184,7 +185,7 @@ def _bgp(triples: list[tuple[Any, Any, Any]]) -> A.Pattern:
             elif isinstance(x, Variable):
                 slots.append(str(x))
             else:
-                slots.append(x)
+                slots.append(canonical(x))
         tps.append(A.TriplePattern(s=slots[0], p=slots[1], o=slots[2]))
     bgp = A.BGP(triples=tuple(tps))
     if not hidden:
@@ -218,7 +219,7 @@ def _expr(e: Any) -> A.Expr:
     if isinstance(e, Variable):
         return A.Var(name=str(e))
     if isinstance(e, (URIRef, Literal)):
-        return A.Const(term=e)
+        return A.Const(term=canonical(e))
     if isinstance(e, list):
         raise UnsupportedFeature("expression list")
     if not isinstance(e, CompValue):

@@ -39,7 +39,7 @@ from views.normalize import normalize
 # The version of the node rules and of the term semantics they use. Bump it
 # when a change makes stored state computed by earlier code wrong (a rule's
 # output or the identity of terms changes): every view is then rebuilt.
-SEMANTICS = 1
+SEMANTICS = 2
 
 
 # ------------------------------------------------------------------ nodes

@@ -8,9 +8,9 @@ from functools import cmp_to_key
 from rdflib.term import Identifier
 
 from views import algebra as A
+from views.compare import order_key
 from views.expr import try_evaluate
 from views.kset import KSet
-from views.terms import order_key
 
 
 def solutions(q: A.Query, view: KSet) -> list[dict[str, Identifier]]:

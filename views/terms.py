@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from decimal import Decimal, InvalidOperation
+import re
+from decimal import Decimal
 
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
@@ -26,6 +27,29 @@ TRUE = Literal("true", datatype=XSD.boolean)
 FALSE = Literal("false", datatype=XSD.boolean)
 
 
+def canonical(t: Identifier) -> Identifier:
+    """The one representation of an RDF term (RDF 1.1 Concepts §3.3): a simple
+    literal is an ``xsd:string``, written without its datatype; a language tag
+    is lower case (tags compare case-insensitively, BCP 47 §2.1.1). Term
+    equality is not value equality: ``"01"^^xsd:integer`` stays as it is.
+
+    >>> canonical(Literal("abc", datatype=XSD.string)) == Literal("abc")
+    True
+    >>> canonical(Literal("chat", lang="FR-be")).language
+    'fr-be'
+    >>> canonical(Literal("01", datatype=XSD.integer))
+    rdflib.term.Literal('01', datatype=rdflib.term.URIRef('http://www.w3.org/2001/XMLSchema#integer'))
+    """
+    if type(t) is not Literal:
+        return t
+    lang = t.language
+    if lang is not None:
+        return t if lang == lang.lower() else Literal(str(t), lang=lang.lower())
+    if t.datatype == XSD.string:
+        return Literal(str(t))
+    return t
+
+
 def boolean(v: bool) -> Literal:
     return TRUE if v else FALSE
 
@@ -39,32 +63,56 @@ def numeric_type(t: Identifier) -> URIRef | None:
     return t.datatype if t.datatype in NUMERIC_RANK else None
 
 
+# XSD 1.1 §3.3 lexical spaces (after whitespace collapsing)
+_LEXICAL = {
+    XSD.integer: re.compile(r"[+-]?[0-9]+"),
+    XSD.decimal: re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)"),
+    XSD.float: re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?INF|NaN"),
+}
+_LEXICAL[XSD.double] = _LEXICAL[XSD.float]
+# the value ranges of the integer types derived from xsd:integer (XSD 1.1 §3.4)
+_RANGES: dict[URIRef, tuple[int | None, int | None]] = {
+    XSD.nonNegativeInteger: (0, None), XSD.positiveInteger: (1, None),
+    XSD.nonPositiveInteger: (None, 0), XSD.negativeInteger: (None, -1),
+    XSD.long: (-(2**63), 2**63 - 1), XSD.int: (-(2**31), 2**31 - 1),
+    XSD.short: (-(2**15), 2**15 - 1), XSD.byte: (-128, 127),
+    XSD.unsignedLong: (0, 2**64 - 1), XSD.unsignedInt: (0, 2**32 - 1),
+    XSD.unsignedShort: (0, 2**16 - 1), XSD.unsignedByte: (0, 255),
+}
+
+
 def numeric_value(t: Identifier) -> Number:
-    """The value of a numeric literal; an ExprError if it is not one or ill-typed."""
+    """The value of a numeric literal; an ExprError if it is not one or ill-typed.
+
+    >>> numeric_value(Literal("+01", datatype=XSD.integer))
+    1
+    >>> numeric_value(Literal("1_0", datatype=XSD.integer))
+    Traceback (most recent call last):
+    ...
+    views.terms.ExprError: ill-typed http://www.w3.org/2001/XMLSchema#integer: 1_0
+    """
     kind = numeric_type(t)
     if kind is None:
         raise ExprError("not a number")
     lex = str(t).strip()
-    try:
-        if kind == XSD.integer:
-            if not lex or any(c not in "+-0123456789" for c in lex):
-                raise ValueError(lex)
-            return int(lex)
-        if kind == XSD.decimal:
-            if any(c in "eEnN" for c in lex):
-                raise ValueError(lex)
-            return Decimal(lex)
-        return _parse_float(lex)
-    except (ValueError, InvalidOperation):
-        raise ExprError(f"ill-typed {kind}: {lex}") from None
+    if not _LEXICAL[kind].fullmatch(lex):
+        raise ExprError(f"ill-typed {kind}: {lex}")
+    if kind == XSD.integer:
+        v = int(lex)
+        assert isinstance(t, Literal) and t.datatype is not None
+        lo, hi = _RANGES.get(t.datatype, (None, None))
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise ExprError(f"{lex} is out of the range of {t.datatype}")
+        return v
+    if kind == XSD.decimal:
+        return Decimal(lex)
+    return _parse_float(lex)
 
 
 def _parse_float(lex: str) -> float:
     special = {"INF": math.inf, "+INF": math.inf, "-INF": -math.inf, "NaN": math.nan}
     if lex in special:
         return special[lex]
-    if lex.lower() in ("inf", "+inf", "-inf", "nan", "infinity", "-infinity"):
-        raise ValueError(lex)
     return float(lex)
 
 
@@ -134,36 +182,6 @@ def ebv(t: Identifier) -> bool:
     raise ExprError("no EBV")
 
 
-def order_key(t: Identifier | None) -> tuple:  # type: ignore[type-arg]
-    """A total order for ORDER BY, MIN, MAX and SAMPLE (SPARQL 1.1 §15.1):
-    unbound < blank nodes < IRIs < literals; numbers by value, then the rest by
-    datatype, lexical form and language."""
-    if t is None:
-        return (0,)
-    if isinstance(t, BNode):
-        return (1, str(t))
-    if isinstance(t, URIRef):
-        return (2, str(t))
-    assert isinstance(t, Literal)
-    if numeric_type(t) is not None:
-        try:
-            v = numeric_value(t)
-            if not (isinstance(v, float) and math.isnan(v)):
-                return (3, 0, float(v), str(t.datatype), str(t))
-        except ExprError:
-            pass
-    if is_plain_string(t):
-        return (3, 1, str(t), "", "")
-    if t.datatype == XSD.dateTime:
-        try:
-            from views.functions import datetime_value
-            dt = datetime_value(t)
-            return (3, 2, dt.timestamp(), "", str(t))
-        except ExprError:
-            pass
-    return (3, 3, str(datatype_of(t)), str(t), t.language or "")
-
-
 # ------------------------------------------------------- dictionary encoding
 
 TermFields = tuple[int, str, str | None, str | None]
@@ -171,8 +189,13 @@ KINDS = {URIRef: 0, BNode: 1, Literal: 2}
 
 
 def digest(t: Identifier) -> bytes:
-    """The dictionary key of a term (decision 2): SHA-1 of its N-Triples form."""
-    return hashlib.sha1(t.n3().encode("utf-8")).digest()
+    """The dictionary key of a term (decision 2): SHA-1 of its canonical
+    N-Triples form, so one RDF term has one key (decision 8).
+
+    >>> digest(Literal("a", datatype=XSD.string)) == digest(Literal("a"))
+    True
+    """
+    return hashlib.sha1(canonical(t).n3().encode("utf-8")).digest()
 
 
 def fields_of(t: Identifier) -> TermFields:
@@ -181,7 +204,10 @@ def fields_of(t: Identifier) -> TermFields:
 
     >>> fields_of(Literal("a", lang="en"))
     (2, 'a', None, 'en')
+    >>> fields_of(Literal("a", datatype=XSD.string))
+    (2, 'a', None, None)
     """
+    t = canonical(t)
     dt = t.datatype if isinstance(t, Literal) else None
     lang = t.language if isinstance(t, Literal) else None
     return KINDS[type(t)], str(t), (str(dt) if dt is not None else None), lang
@@ -197,4 +223,4 @@ def term_of(kind: int, lexical: str, datatype: str | None, lang: str | None) -> 
         return URIRef(lexical)
     if kind == 1:
         return BNode(lexical)
-    return Literal(lexical, lang=lang, datatype=URIRef(datatype) if datatype else None)
+    return canonical(Literal(lexical, lang=lang, datatype=URIRef(datatype) if datatype else None))

@@ -4,7 +4,7 @@ document and a container never share a name (one unique key on the path
 without its trailing slash)
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2026-11-23 12:00:00
 """
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = '0008'
-down_revision = '0006'
+down_revision = '0007'
 branch_labels = None
 depends_on = None
 

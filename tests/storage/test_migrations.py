@@ -29,7 +29,7 @@ def test_downgrade_base_leaves_nothing(migrated: str) -> None:
 def test_0008_makes_the_containers_of_existing_resources(migrated: str) -> None:
     """Resources written before containers were rows get their pod's root and
     every container above them; ``d1`` and ``d1/`` cannot both exist after."""
-    downgrade(migrated, "0006")
+    downgrade(migrated, "0007")
     engine = sa.create_engine(migrated)
     with engine.begin() as c:
         owner = c.execute(sa.text("INSERT INTO agents (webid, role, token_hash) VALUES "

@@ -8,15 +8,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
+from typing import Any
 
 from rdflib import RDF, Graph, Namespace
 from rdflib.graph import QuotedGraph
 from rdflib.plugins.stores.memory import Memory
 from rdflib.term import BNode, Identifier, Node, Variable
 
-from server.api.ldp import data_update
+from server.api.ldp import data_update, offload
 from server.api.ldp.rdf import Triple
 from server.errors import BadRequest, Conflict, OverLimit
+from views import parse as _keeps_lexical_forms  # noqa: F401 - rdflib as views reads it, here and in offload's processes
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
 
@@ -162,6 +164,25 @@ def sparql_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
 
 
 def _rdflib_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
+    """The update checked now (400 before any lock) and evaluated when applied,
+    both in a pool process (``offload``): rdflib's parser and evaluator are
+    pure Python and would otherwise hold the API's GIL for seconds."""
+    offload.run(_checked, body, base)
+
+    def apply(current: set[Triple]) -> set[Triple]:
+        return offload.run(_evaluated, body, base, steps, current)
+
+    return apply
+
+
+def _checked(body: str, base: str) -> None:
+    """``_translated`` for its errors only (its algebra does not pickle)."""
+    _translated(body, base)
+
+
+def _translated(body: str, base: str) -> Any:
+    """The update's algebra, refused (``BadPatch``) unless it is an update of
+    one resource's graph that makes no requests."""
     from rdflib.plugins.sparql.algebra import translateUpdate
     from rdflib.plugins.sparql.parser import parseUpdate
 
@@ -185,20 +206,22 @@ def _rdflib_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
         if _has_service(get(op, "where")):
             raise BadPatch("SERVICE is not allowed in an update: this server makes no "
                            "requests on a client's behalf")
+    return update
 
-    def apply(current: set[Triple]) -> set[Triple]:
-        g = Graph(store=_BoundedStore(Budget(steps)))
-        for t in current:
-            g.add(t)
-        try:
-            g.update(update)
-        except OverLimit:
-            raise
-        except Exception as e:  # noqa: BLE001 - evaluation errors of rdflib
-            raise BadPatch(f"SPARQL Update failed: {e}") from None
-        return set(g)  # type: ignore[arg-type]
 
-    return apply
+def _evaluated(body: str, base: str, steps: int, current: set[Triple]) -> set[Triple]:
+    """The resource's triples after the update (run in a pool process)."""
+    update = _translated(body, base)
+    g = Graph(store=_BoundedStore(Budget(steps)))
+    for t in current:
+        g.add(t)
+    try:
+        g.update(update)
+    except OverLimit:
+        raise
+    except Exception as e:  # noqa: BLE001 - evaluation errors of rdflib
+        raise BadPatch(f"SPARQL Update failed: {e}") from None
+    return set(g)  # type: ignore[arg-type]
 
 
 def _has_service(node: object) -> bool:

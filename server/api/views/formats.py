@@ -7,8 +7,11 @@ import io
 
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
+from views.terms import canonical
+
 
 def term_json(t: Identifier) -> dict[str, str]:
+    t = canonical(t)  # one form per term: "a"^^xsd:string is written "a"
     if isinstance(t, URIRef):
         return {"type": "uri", "value": str(t)}
     if isinstance(t, BNode):
@@ -51,6 +54,7 @@ def select_tsv(variables: tuple[str, ...], rows: list[dict[str, Identifier]]) ->
 
 
 def _tsv_term(t: Identifier) -> str:
+    t = canonical(t)
     if isinstance(t, Literal):
         text = str(t).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") \
             .replace("\r", "\\r").replace("\t", "\\t")

@@ -6,6 +6,7 @@ jobs and its results are as of one commit."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from dataclasses import dataclass
 
@@ -170,10 +171,14 @@ async def wait_until_current(engine: Engine, who: Principal, view_id: int, min_s
             await asyncio.sleep(min(left, 0.02))
 
 
+CHECKS = threading.BoundedSemaphore(4)  # waits' checks at once: a burst of waiting
+# readers takes neither every pooled connection nor the GIL from /healthz
+
+
 def _not_current(engine: Engine, who: Principal, view_id: int, min_seq: int) -> str | None:
     """Why the view does not reflect change ``min_seq`` yet (None: it does);
     409 for a view that failed or a change that does not exist."""
-    with catalog.snapshot(engine) as c:
+    with CHECKS, catalog.snapshot(engine) as c:
         v = row(c, who, view_id)
         last = changes.last_seq(c)
         if min_seq > last:

@@ -57,17 +57,22 @@ def _view(c: Clients, query: str, read: bool = False) -> str:
         return str(r.status_code)
     view = r.headers["location"]
     if read:
-        r = c.consumer.get(f"{view}/results", params={"min_seq": 0, "wait": 600})
+        r = c.consumer.get(f"{view}/results", params={"min_seq": 0, "wait": 60})
     c.consumer.delete(view)
     return f"201, then {r.status_code}"
 
 
 def _waits(c: Clients) -> str:
-    r = c.consumer.post("/views", json={"name": "w", "query": "SELECT * WHERE { ?s ?p ?o }"})
+    """45 readers wait for a change the worker has yet to apply: a new view's
+    backfill, then a write to it (200 once applied, 503 when a wait runs out)."""
+    r = c.consumer.post("/views", json={"name": "w", "query": "SELECT * WHERE { ?s <x:w> ?o }"})
     view = r.headers["location"]
+    r = c.owner.put("/pods/p/waited", content=b"<x:s> <x:w> 1 .",
+                    headers={"content-type": "text/turtle"})
+    seq = r.headers["podviews-seq"]
     with ThreadPoolExecutor(45) as pool:
         got = set(pool.map(lambda _: c.consumer.get(f"{view}/results", params={
-            "min_seq": 10**9, "wait": 5}).status_code, range(45)))
+            "min_seq": seq, "wait": 5}).status_code, range(45)))
     c.consumer.delete(view)
     return "45 × " + "/".join(map(str, sorted(got)))
 

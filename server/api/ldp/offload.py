@@ -1,0 +1,67 @@
+"""A small pool of processes for request work that is CPU-bound Python and
+may run for seconds (a SPARQL Update's WHERE in rdflib): run in a thread of the
+API it would hold the GIL the event loop needs, and ``/healthz`` would wait
+behind it (measured by ``podviews bench attack``; design note 44).
+
+The pool starts its processes on first use (spawn: nothing of the API's state
+is inherited), recycles each after a number of tasks so that memory a large
+patch took is given back, and is replaced when a process dies."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import ParamSpec, TypeVar
+
+from server.errors import NotReady
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+PROCESSES = 2
+TASKS_PER_PROCESS = 100
+
+_lock = threading.Lock()
+_pool: ProcessPoolExecutor | None = None
+
+
+def _executor() -> ProcessPoolExecutor:
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ProcessPoolExecutor(PROCESSES, multiprocessing.get_context("spawn"),
+                                        max_tasks_per_child=TASKS_PER_PROCESS)
+        return _pool
+
+
+def _discard(broken: ProcessPoolExecutor) -> None:
+    global _pool
+    with _lock:
+        if _pool is broken:
+            _pool = None
+    broken.shutdown(wait=False, cancel_futures=True)
+
+
+def run(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``fn(*args, **kwargs)`` in a pool process (``fn`` and its arguments
+    picklable); its exceptions are raised here. A process that died (killed,
+    out of memory) is a 503: the pool is replaced for the next request."""
+    pool = _executor()
+    try:
+        return pool.submit(fn, *args, **kwargs).result()
+    except BrokenProcessPool:
+        _discard(pool)
+        raise NotReady("the process evaluating this request died; retry",
+                       {"retry-after": "1"}) from None
+
+
+def shutdown() -> None:
+    """Stop the pool's processes (at the API's shutdown)."""
+    global _pool
+    with _lock:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,78 @@
+"""Migration 0007: a dictionary written before RDF 1.1 term identity (two ids
+for "abc" and "abc"^^xsd:string, for "x"@EN and "x"@en) ends with one id per
+term, and the pods' quads, default graphs and change log refer to it."""
+
+from __future__ import annotations
+
+import hashlib
+
+import sqlalchemy as sa
+from rdflib import XSD, Literal, URIRef
+
+from storage import pods
+from storage.migrate import upgrade
+from views.terms import digest
+
+P = URIRef("http://ex/p")
+S = URIRef("http://ex/s")
+OLD_FORMS = {  # the forms an earlier dictionary held apart
+    "abc": Literal("abc"), "abc-string": Literal("abc", datatype=XSD.string),
+    "x-en": Literal("x", lang="en"), "x-EN": Literal("x", lang="EN"),
+    "y-FR": Literal("y", lang="FR"),  # alone: its row becomes the canonical one
+}
+
+
+def _old_term(c: sa.Connection, t: URIRef | Literal) -> int:
+    """A dictionary row as the code before 0007 wrote it (digest of t.n3())."""
+    dt = t.datatype if isinstance(t, Literal) else None
+    lang = t.language if isinstance(t, Literal) else None
+    return int(c.execute(sa.text(
+        "INSERT INTO terms (digest, kind, lexical, datatype, lang) "
+        "VALUES (:d, :k, :l, :dt, :lang) RETURNING id"),
+        {"d": hashlib.sha1(t.n3().encode()).digest(), "k": 2 if isinstance(t, Literal) else 0,
+         "l": str(t), "dt": str(dt) if dt else None, "lang": lang}).scalar_one())
+
+
+def test_duplicate_ids_merge_into_one_per_term(database: str) -> None:
+    upgrade(database, "0006")
+    engine = sa.create_engine(database)
+    with engine.begin() as c:
+        owner = pods.create_agent(c, "https://o.example/#me", "owner", b"o")
+        pod = pods.create_pod(c, "p", owner)
+        ids = {name: _old_term(c, t) for name, t in OLD_FORMS.items()}
+        s, p = _old_term(c, S), _old_term(c, P)
+        r1, r2 = (int(c.execute(sa.text(
+            "INSERT INTO resources (pod_id, path, etag, content_type) "
+            "VALUES (:p, :path, 'e', 'text/turtle') RETURNING id"),
+            {"p": pod, "path": path}).scalar_one()) for path in ("r1", "r2"))
+        # r1 holds both forms of "abc" and of "x"@en; r2 the xsd:string form only
+        holdings = [(r1, "abc"), (r1, "abc-string"), (r1, "x-en"), (r1, "x-EN"),
+                    (r2, "abc-string"), (r2, "y-FR")]
+        for r, name in holdings:
+            c.execute(sa.text("INSERT INTO quads VALUES (:r, :s, :p, :o)"),
+                      {"r": r, "s": s, "p": p, "o": ids[name]})
+        for name, n in (("abc", 1), ("abc-string", 2), ("x-en", 1), ("x-EN", 1), ("y-FR", 1)):
+            c.execute(sa.text("INSERT INTO pod_triples VALUES (:pod, :s, :p, :o, :n)"),
+                      {"pod": pod, "s": s, "p": p, "o": ids[name], "n": n})
+        seq = int(c.execute(sa.text("INSERT INTO changes (pod_id, resource_id, inserted, deleted)"
+                                    " VALUES (:p, :r, 4, 0) RETURNING seq"),
+                            {"p": pod, "r": r1}).scalar_one())
+        for name, sign in (("abc", 1), ("abc-string", 1), ("x-en", 1), ("x-EN", -1)):
+            c.execute(sa.text("INSERT INTO change_triples VALUES (:q, :s, :p, :o, :g)"),
+                      {"q": seq, "s": s, "p": p, "o": ids[name], "g": sign})
+    upgrade(database)
+    with engine.connect() as c:
+        terms = c.execute(sa.text("SELECT id, digest, lexical, datatype, lang FROM terms "
+                                  "WHERE kind = 2 ORDER BY lexical")).all()
+        assert [(t.lexical, t.datatype, t.lang) for t in terms] == [
+            ("abc", None, None), ("x", None, "en"), ("y", None, "fr")]
+        by_lex = {t.lexical: t.id for t in terms}
+        assert {bytes(t.digest) for t in terms} == {
+            digest(Literal("abc")), digest(Literal("x", lang="en")), digest(Literal("y", lang="fr"))}
+        quads = set(c.execute(sa.text("SELECT resource_id, o FROM quads")).all())
+        assert quads == {(r1, by_lex["abc"]), (r1, by_lex["x"]), (r2, by_lex["abc"]),
+                         (r2, by_lex["y"])}
+        graph = dict(c.execute(sa.text("SELECT o, n FROM pod_triples")).all())
+        assert graph == {by_lex["abc"]: 2, by_lex["x"]: 1, by_lex["y"]: 1}
+        log = set(c.execute(sa.text("SELECT o, sign FROM change_triples")).all())
+        assert log == {(by_lex["abc"], 1)}  # +x@en and -x@EN cancel out

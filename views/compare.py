@@ -1,0 +1,289 @@
+"""Value comparison and ordering of RDF terms: the one definition the engine,
+the reference evaluator and every executor use (architecture decision 8).
+
+- ``compare``: SPARQL's ``<``, ``>``, ``<=``, ``>=`` (SPARQL 1.1 §17.3 operator
+  mapping): numbers with type promotion (XPath op:numeric-less-than), strings
+  by code point, booleans, xsd:dateTime and xsd:date by the XML Schema partial
+  order (a timezoned and an untimezoned value compare through the ±14 h range
+  of the implicit timezone; inside it the comparison is indeterminate, a type
+  error), yearMonth and dayTime durations.
+- ``equals``: SPARQL's ``=`` (op:numeric-equal and friends, else RDFterm-equal).
+- ``order_key``: ORDER BY's total order (SPARQL 1.1 §15.1): unbound < blank
+  nodes < IRIs < literals; literals by ``<`` wherever it is defined, then a
+  deterministic fallback (datatype, lexical form, language).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from decimal import Decimal
+from typing import Any
+
+from rdflib import XSD
+from rdflib.term import BNode, Identifier, Literal, URIRef
+
+from views.terms import (
+    ExprError,
+    Number,
+    datatype_of,
+    ebv,
+    is_plain_string,
+    numeric_type,
+    numeric_value,
+    promote,
+    to_kind,
+)
+
+_TZ = r"(Z|[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))?"
+_DATETIME = re.compile(r"(-?\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?" + _TZ)
+_DATE = re.compile(r"(-?\d{4,})-(\d\d)-(\d\d)" + _TZ)
+_FOURTEEN_HOURS = dt.timedelta(hours=14)
+DURATIONS = (XSD.dayTimeDuration, XSD.yearMonthDuration)
+_ALL_DURATIONS = (XSD.duration, *DURATIONS)
+
+
+def _zone(tz: str | None) -> dt.tzinfo | None:
+    if not tz:
+        return None
+    if tz == "Z":
+        return dt.UTC
+    sign = 1 if tz[0] == "+" else -1
+    return dt.timezone(sign * dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])))
+
+
+def datetime_value(t: Identifier) -> dt.datetime:
+    """The value of an xsd:dateTime literal (timezone-aware or naive); an
+    ExprError if it is not one or ill-typed. 24:00:00 is the next day's
+    midnight (XSD 1.1 §3.3.7)."""
+    if not isinstance(t, Literal) or t.datatype != XSD.dateTime:
+        raise ExprError("not a dateTime")
+    m = _DATETIME.fullmatch(str(t))
+    if not m:
+        raise ExprError("ill-typed dateTime")
+    y, mo, d, h, mi, s, frac, tz = m.groups()
+    micro = round(float(frac or "0") * 1_000_000)
+    try:
+        if (h, mi, s, micro) == ("24", "00", "00", 0):
+            day = dt.datetime(int(y), int(mo), int(d), tzinfo=_zone(tz))
+            return day + dt.timedelta(days=1)
+        return dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micro, _zone(tz))
+    except (ValueError, OverflowError):
+        raise ExprError("ill-typed dateTime") from None
+
+
+def date_value(t: Identifier) -> dt.datetime:
+    """An xsd:date as the dateTime of its first instant (XSD 1.1 §3.3.9)."""
+    if not isinstance(t, Literal) or t.datatype != XSD.date:
+        raise ExprError("not a date")
+    m = _DATE.fullmatch(str(t))
+    if not m:
+        raise ExprError("ill-typed date")
+    y, mo, d, tz = m.groups()
+    try:
+        return dt.datetime(int(y), int(mo), int(d), tzinfo=_zone(tz))
+    except ValueError:
+        raise ExprError("ill-typed date") from None
+
+
+_DURATION = re.compile(r"(-)?P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?"
+                       r"(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
+
+
+def duration_value(t: Identifier) -> tuple[int, Decimal]:
+    """(months, seconds) of an xsd:duration or a subtype (XSD 1.1 §3.3.6)."""
+    if not isinstance(t, Literal) or t.datatype not in _ALL_DURATIONS:
+        raise ExprError("not a duration")
+    lex = str(t)
+    m = _DURATION.fullmatch(lex)
+    if not m or lex.endswith(("P", "T")) or not any(m.groups()[1:]):
+        raise ExprError("ill-typed duration")
+    neg, y, mo, d, h, mi, s = m.groups()
+    months = int(y or 0) * 12 + int(mo or 0)
+    seconds = ((int(d or 0) * 24 + int(h or 0)) * 60 + int(mi or 0)) * 60 + Decimal(s or 0)
+    if t.datatype == XSD.dayTimeDuration and (y or mo):
+        raise ExprError("ill-typed dayTimeDuration")
+    if t.datatype == XSD.yearMonthDuration and (d or h or mi or s):
+        raise ExprError("ill-typed yearMonthDuration")
+    sign = -1 if neg else 1
+    return sign * months, sign * seconds
+
+
+def _instants(x: dt.datetime, y: dt.datetime) -> int:
+    """-1/0/1 for two points in time by the XML Schema order relation
+    (XSD 1.1 §3.3.7 / XSD 1.0 §3.2.7.4): an untimezoned value stands for any
+    time in its ±14 h range; an answer inside that range is indeterminate."""
+    if (x.tzinfo is None) == (y.tzinfo is None):
+        return (x > y) - (x < y)
+    if x.tzinfo is None:
+        return -_instants(y, x)
+    local = y.replace(tzinfo=dt.UTC)
+    if x < local - _FOURTEEN_HOURS:
+        return -1
+    if x > local + _FOURTEEN_HOURS:
+        return 1
+    raise ExprError("indeterminate comparison of a timezoned and an untimezoned value")
+
+
+def _cmp(x: Any, y: Any) -> int:
+    return (x > y) - (x < y)
+
+
+def _numeric(a: Identifier, b: Identifier) -> int:
+    ka, kb = numeric_type(a), numeric_type(b)
+    assert ka is not None and kb is not None
+    kind = promote(ka, kb)
+    x, y = to_kind(numeric_value(a), kind), to_kind(numeric_value(b), kind)
+    if isinstance(x, float) and (math.isnan(x) or math.isnan(y)):  # type: ignore[arg-type]
+        raise ExprError("NaN is not ordered")
+    return _cmp(x, y)
+
+
+def compare(a: Identifier, b: Identifier) -> int:
+    """-1/0/1 for two comparable terms (SPARQL 1.1 §17.3), else an ExprError.
+
+    >>> from rdflib import Literal
+    >>> compare(Literal("1.5", datatype=XSD.decimal), Literal("02", datatype=XSD.integer))
+    -1
+    """
+    if not (isinstance(a, Literal) and isinstance(b, Literal)):
+        raise ExprError("only literals are ordered")
+    if numeric_type(a) and numeric_type(b):
+        return _numeric(a, b)
+    if is_plain_string(a) and is_plain_string(b):
+        return _cmp(str(a), str(b))
+    da, db = a.datatype, b.datatype
+    if da != db:
+        raise ExprError("incomparable terms")
+    if da == XSD.boolean:
+        return _cmp(_boolean(a), _boolean(b))
+    if da == XSD.dateTime:
+        return _instants(datetime_value(a), datetime_value(b))
+    if da == XSD.date:
+        return _instants(date_value(a), date_value(b))
+    if da in DURATIONS:
+        return _cmp(duration_value(a), duration_value(b))
+    raise ExprError("incomparable terms")
+
+
+def _boolean(t: Literal) -> bool:
+    if str(t) not in ("true", "false", "1", "0"):
+        raise ExprError("ill-typed boolean")
+    return ebv(t)
+
+
+def equals(a: Identifier, b: Identifier) -> bool:
+    """SPARQL's ``=`` (§17.3): the XPath equality of the operands' values
+    where both have one (NaN equals nothing; a timezoned and an untimezoned
+    dateTime are never equal), else RDFterm-equal (§17.4.1.7): the same term,
+    false for terms of different known kinds, an error for two literals we
+    cannot tell apart by value."""
+    if isinstance(a, Literal) and isinstance(b, Literal):
+        if a.datatype in _ALL_DURATIONS and b.datatype in _ALL_DURATIONS:
+            try:  # op:duration-equal, across the duration types
+                return duration_value(a) == duration_value(b)
+            except ExprError:
+                pass
+        try:
+            return compare(a, b) == 0
+        except ExprError:
+            pass
+        if a == b and not _nan(a):
+            return True
+        if _known(a) and _known(b):
+            return False
+        raise ExprError("literals of unknown datatypes with different forms")
+    return a == b and type(a) is type(b)
+
+
+def _nan(t: Literal) -> bool:
+    try:
+        v = numeric_value(t)
+    except ExprError:
+        return False
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _known(t: Literal) -> bool:
+    """A literal whose value we know (a well-formed one of the types ``compare``
+    orders, or a language-tagged string): differing from another such term
+    means differing in value."""
+    if t.language is not None or is_plain_string(t):
+        return True
+    try:
+        _value_of(t)
+        return True
+    except ExprError:
+        return False
+
+
+def _value_of(t: Literal) -> object:
+    if numeric_type(t) is not None:
+        return numeric_value(t)
+    readers = {XSD.boolean: _boolean, XSD.dateTime: datetime_value, XSD.date: date_value,
+               XSD.duration: duration_value, XSD.dayTimeDuration: duration_value,
+               XSD.yearMonthDuration: duration_value}
+    reader = readers.get(t.datatype) if t.datatype is not None else None
+    if reader is None:
+        raise ExprError("no known value")
+    return reader(t)
+
+
+def same_term(a: Identifier, b: Identifier) -> bool:
+    """sameTerm (§17.4.1.8): term equality, not value equality."""
+    return a == b and type(a) is type(b)
+
+
+# ------------------------------------------------------------- ORDER BY
+
+
+def order_key(t: Identifier | None) -> tuple:  # type: ignore[type-arg]
+    """A total order for ORDER BY, MIN, MAX and SAMPLE (SPARQL 1.1 §15.1):
+    unbound < blank nodes < IRIs < literals. Literals that ``compare`` orders
+    sit in one group per comparable family, keyed so that the key order
+    agrees with ``<`` (a timezoned and an untimezoned instant compare as if
+    the latter were UTC, which is inside the range the order relation leaves
+    indeterminate); ties and incomparable literals fall back to datatype,
+    lexical form and language.
+
+    >>> from rdflib import Literal
+    >>> sorted([Literal(2), Literal("1.5", datatype=XSD.decimal), None], key=order_key)
+    [None, rdflib.term.Literal('1.5', datatype=rdflib.term.URIRef('http://www.w3.org/2001/XMLSchema#decimal')), rdflib.term.Literal('2', datatype=rdflib.term.URIRef('http://www.w3.org/2001/XMLSchema#integer'))]
+    """
+    if t is None:
+        return (0,)
+    if isinstance(t, BNode):
+        return (1, str(t))
+    if isinstance(t, URIRef):
+        return (2, str(t))
+    assert isinstance(t, Literal)
+    group, value = _family(t)
+    return (3, group, value, str(datatype_of(t)), str(t), t.language or "")
+
+
+def _family(t: Literal) -> tuple[int, Any]:
+    """The comparable family of a literal and its value's key within it."""
+    if numeric_type(t) is not None:
+        try:
+            v: Number = numeric_value(t)
+        except ExprError:
+            return 9, 0
+        if isinstance(v, float) and math.isnan(v):
+            return 1, 0
+        return 0, v
+    if is_plain_string(t):
+        return 2, str(t)
+    if t.language is not None:
+        return 3, (str(t), t.language)
+    try:
+        value = _value_of(t)
+    except ExprError:
+        return 9, 0
+    if isinstance(value, dt.datetime):
+        utc = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+        return (4 if t.datatype == XSD.dateTime else 5), utc
+    groups = {XSD.boolean: 6, XSD.dayTimeDuration: 7, XSD.yearMonthDuration: 8}
+    if t.datatype not in groups:
+        return 9, 0  # xsd:duration is partially ordered only: by its lexical form
+    return groups[t.datatype], value
