@@ -75,14 +75,23 @@ def ensure_containers(conn: Connection, pod: int, path: str) -> None:
         raise NameTaken(f"{clash!r} exists, so {path!r} cannot"
                         if clash.rstrip("/") == path.rstrip("/")
                         else f"{clash!r} is a document, not a container")
-    missing = [p for p in above if p]
-    if path == "" or path.endswith("/"):
-        missing.append(path)
-    conn.execute(text(
-        "INSERT INTO resources (pod_id, path, etag, content_type) "
-        "SELECT :pod, p, :etag, 'text/turtle' FROM unnest(CAST(:paths AS text[])) AS p "
-        "ON CONFLICT (pod_id, path) DO NOTHING"),
-        {"pod": pod, "paths": ["", *missing] if path else [""], "etag": EMPTY_ETAG})
+    made = [*above, path] if path == "" or path.endswith("/") else above
+    # Each container is made if missing, then held (FOR KEY SHARE: writers
+    # below one container do not wait for each other) until this write
+    # commits; a DELETE of the container (FOR UPDATE, then its members
+    # counted) waits for it. A container deleted while we waited is made again.
+    for _ in range(3):
+        conn.execute(text(
+            "INSERT INTO resources (pod_id, path, etag, content_type) "
+            "SELECT :pod, p, :etag, 'text/turtle' FROM unnest(CAST(:paths AS text[])) AS p "
+            "ON CONFLICT (pod_id, path) DO NOTHING"),
+            {"pod": pod, "paths": made, "etag": EMPTY_ETAG})
+        held = conn.execute(text(
+            "SELECT count(*) FROM (SELECT 1 FROM resources WHERE pod_id = :pod "
+            "AND path = ANY(:paths) FOR KEY SHARE) AS x"), {"pod": pod, "paths": made}).scalar()
+        if held == len(made):
+            return
+    raise PodsError(f"the containers above {path!r} kept being deleted")
 
 
 def _etag(ids: set[IdTriple]) -> str:

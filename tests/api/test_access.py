@@ -58,6 +58,11 @@ CASES: dict[str, tuple[Request, tuple[int, ...]]] = {
                                 (401, 404, 404, 200, 404, 200)),
     "GET /pods/{pod}/": (lambda w, h, i: w.client.get("/pods/alice/", headers=h),
                          (401, 404, 404, 200, 404, 200)),
+    "OPTIONS /pods/{pod}/{path}": (lambda w, h, i: w.client.options("/pods/alice/doc",
+                                                                    headers=h),
+                                   (204, 204, 204, 204, 204, 204)),
+    "GET /pods/{pod}/.well-known/solid": (lambda w, h, i: w.client.get(
+        "/pods/alice/.well-known/solid", headers=h), (401, 404, 404, 200, 404, 200)),
     "PUT /pods/{pod}/{path}": (lambda w, h, i: w.client.put(
         "/pods/alice/doc", content="<#a> <#b> 2 .", headers={**TURTLE, **h}),
         (401, 404, 404, 204, 404, 204)),

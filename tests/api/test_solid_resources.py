@@ -151,7 +151,13 @@ def test_headers_methods_and_cors(w: World) -> None:
     assert head.content == b"" and head.headers["content-length"] == str(len(got.content))
     assert got.headers["wac-allow"] == 'user="read write append control",public=""'
     assert "rel=\"http://www.w3.org/ns/solid/terms#storageDescription\"" in got.headers["link"]
-    assert w.client.get("/pods/alice/.well-known/solid").status_code == 200
+    description = w.client.get("/pods/alice/.well-known/solid", headers=h)
+    assert description.status_code == 200
+    assert "<http://pods.test/pods/alice/> a <http://www.w3.org/ns/pim/space#Storage>" in \
+        description.text
+    assert w.client.get("/pods/alice/.well-known/solid").status_code == 401
+    assert w.client.get("/pods/alice/.well-known/solid",
+                        headers=w.as_("other_owner")).status_code == 404
     r = w.client.options("/pods/alice/doc", headers=h)
     assert r.status_code == 204 and "PATCH" in r.headers["allow"]
     pre = w.client.options("/pods/alice/doc", headers={
@@ -186,3 +192,13 @@ def test_a_files_description_feeds_views(w: World) -> None:
     rows = w.client.get(f"{view}/results", params={"min_seq": r.headers["podviews-seq"]},
                         headers=w.as_("consumer")).json()["results"]["bindings"]
     assert rows == []
+
+
+def test_a_file_over_the_body_limit_is_413_and_stores_nothing(migrated: str) -> None:
+    with world(migrated, max_body_bytes=1000) as w:
+        h = {"content-type": "application/octet-stream", **w.as_("owner")}
+        assert w.client.put("/pods/alice/big", content=b"x" * 1001, headers=h).status_code == 413
+        assert w.client.put("/pods/alice/big", content=iter([b"x" * 600] * 2),
+                            headers=h).status_code == 413  # streamed, no length declared
+        assert w.client.get("/pods/alice/big", headers=w.as_("owner")).status_code == 404
+        assert w.client.put("/pods/alice/big", content=b"x" * 1000, headers=h).status_code == 201

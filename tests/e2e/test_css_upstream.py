@@ -14,7 +14,7 @@ import pytest
 
 from server.tools.process import serving
 from tests.conftest import scratch_database
-from tests.e2e.conftest import NODE
+from tests.e2e.conftest import NODE, owned_pod
 from tests.e2e.test_e2e import ADMIN
 
 pytestmark = pytest.mark.skipif(not NODE, reason="Node.js is not installed: no Community "
@@ -101,3 +101,34 @@ def test_writes_go_upstream_and_views_follow(css: str, front: str) -> None:
         "@prefix solid: <http://www.w3.org/ns/solid/terms#>. " + foaf +
         '_:p a solid:InsertDeletePatch; solid:deletes { <#d> foaf:name "Nobody" }.'))
     assert r.status_code == 409
+
+
+def test_containers_files_and_descriptions_go_upstream(css: str, front: str) -> None:
+    """The resource kinds of the Solid Protocol reach the upstream as written:
+    a container (PUT and POST), a file and its description, deletes."""
+    pod = owned_pod(front, "files", ADMIN)
+    upstream = httpx.Client(base_url=css, timeout=60)
+    assert pod.client.put("/pods/files/box/", content="",
+                          headers={"content-type": "text/turtle"}).status_code == 201
+    r = pod.client.post("/pods/files/box/", content="", headers={
+        "content-type": "text/turtle", "slug": "sub",
+        "link": '<http://www.w3.org/ns/ldp#BasicContainer>; rel="type"'})
+    assert r.status_code == 201 and r.headers["location"].endswith("/pods/files/box/sub/")
+    png = bytes(range(256))
+    assert pod.client.put("/pods/files/box/pic.png", content=png,
+                          headers={"content-type": "image/png"}).status_code == 201
+    assert upstream.get("files/box/pic.png").content == png
+    r = pod.client.patch("/pods/files/box/pic.png.meta", headers={
+        "content-type": "application/sparql-update"},
+        content="INSERT DATA { <pic.png> <http://ex/p> <http://ex/o> }")
+    assert r.status_code == 204, r.text
+    assert _nt(pod.client.get("/pods/files/box/pic.png.meta", headers={
+        "accept": "application/n-triples"})) <= _nt(upstream.get(
+            "files/box/pic.png.meta", headers={"accept": "application/n-triples"}))
+    listing = _nt(upstream.get("files/box/", headers={"accept": "application/n-triples"}))
+    contains = {line for line in listing if "ldp#contains" in line}
+    assert contains == {line for line in _nt(pod.client.get("/pods/files/box/", headers={
+        "accept": "application/n-triples"})) if "ldp#contains" in line}
+    for path in ("box/pic.png", "box/sub/", "box/"):
+        assert pod.client.delete(f"/pods/files/{path}").status_code == 204
+        assert upstream.get(f"files/{path}").status_code == 404

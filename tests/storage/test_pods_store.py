@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 import sqlalchemy as sa
 from rdflib import Literal, URIRef
@@ -92,3 +95,58 @@ def test_containers_are_made_above_a_resource_and_names_are_one_namespace(migrat
         assert pods.change_delta(c, described) == {t("pic", "p", "x"): 1}  # views see it
         pods.put_bytes(c, pod, "a/pic", b"GIF8", "image/gif")  # the description stays
         assert pods.resource_triples(c, row.id) == {t("pic", "p", "x")}
+
+
+def _waiting(engine: sa.Engine) -> None:
+    """Return once another session of this database waits for a lock (fail
+    if none does within a minute: the lock it should wait for is missing)."""
+    deadline = time.monotonic() + 60
+    with engine.connect() as c:
+        while not c.execute(sa.text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'")).scalar():
+            c.rollback()
+            assert time.monotonic() < deadline, "no session waits for the lock"
+            time.sleep(0.01)
+
+
+def test_a_container_is_never_deleted_from_under_a_new_member(migrated: str) -> None:
+    """A member written while its container is deleted: either the delete
+    waits and sees the member (then refuses, as LDP does), or the member's
+    write waits and makes the container again — never a member without a
+    container."""
+    engine = sa.create_engine(migrated)
+    with engine.begin() as c:
+        pod = _pod(c)
+        pods.put_resource(c, pod, "x/", [])
+
+    def delete_if_empty() -> list[str]:
+        with engine.begin() as c:
+            pods.resource(c, pod, "x/", lock=True)
+            members = pods.members(c, pod, "x/")
+            if not members:
+                pods.delete_resource(c, pod, "x/")
+            return members
+
+    with ThreadPoolExecutor(1) as other:
+        with engine.begin() as c:  # the member first: the delete waits, then sees it
+            pods.put_resource(c, pod, "x/y", [t("a", "p", "b")])
+            seen = other.submit(delete_if_empty)
+            _waiting(engine)
+        assert seen.result() == ["x/y"]
+        with engine.begin() as c:
+            pods.delete_resource(c, pod, "x/y")
+        with engine.begin() as c:  # the delete first: the member waits, then remakes x/
+            pods.resource(c, pod, "x/", lock=True)
+            pods.delete_resource(c, pod, "x/")
+            made = other.submit(_put_in_own_transaction, engine, pod, "x/z")
+            _waiting(engine)
+        made.result()
+    with engine.connect() as c:
+        assert pods.resource(c, pod, "x/") is not None
+        assert pods.members(c, pod, "x/") == ["x/z"]
+
+
+def _put_in_own_transaction(engine: sa.Engine, pod: int, path: str) -> None:
+    with engine.begin() as c:
+        pods.put_resource(c, pod, path, [t("a", "p", "c")])

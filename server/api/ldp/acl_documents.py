@@ -15,7 +15,7 @@ from rdflib import Graph
 from sqlalchemy import Engine
 
 from server.api.auth import Principal
-from server.api.ldp import access, rdf, service
+from server.api.ldp import access, rdf, resource, service
 from server.api.ldp.headers import PATCH_TYPES, storage_link
 from server.errors import NotFound, UnsupportedMediaType
 from storage import acls
@@ -25,7 +25,7 @@ Triple = rdf.Triple
 ALLOW = "OPTIONS, HEAD, GET, PATCH, PUT, DELETE"
 
 
-def _headers(t: service.Target, who: Principal, etag: str | None = None) -> dict[str, str]:
+def _headers(t: resource.Target, who: Principal, etag: str | None = None) -> dict[str, str]:
     out = {"Allow": ALLOW, "Accept-Patch": ", ".join(PATCH_TYPES), "Accept-Put": "text/turtle",
            "Link": ", ".join(['<http://www.w3.org/ns/ldp#Resource>; rel="type"',
                               storage_link(t.root)]),
@@ -35,7 +35,7 @@ def _headers(t: service.Target, who: Principal, etag: str | None = None) -> dict
     return out
 
 
-def _subject(t: service.Target) -> str:
+def _subject(t: resource.Target) -> str:
     subject = access.acl_subject(t.path)
     assert subject is not None
     if access.acl_subject(subject) is not None:
@@ -60,15 +60,15 @@ def get(engine: Engine, who: Principal, base: str, pod: str, path: str, accept: 
         if_none_match: str | None) -> tuple[int, bytes, str, dict[str, str]]:
     """(status, body, media type, headers) of a GET of the ACL document."""
     with engine.connect() as c:
-        t = service.target(c, who, base, pod, path, access.READ)
+        t = resource.target(c, who, base, pod, path, access.READ)
         doc = acls.document(c, t.pod.id, _subject(t))
         if doc is None:
             raise NotFound(f"no ACL document {path}", {**_headers(t, who), "Allow": "PUT, PATCH"})
         media = rdf.negotiate(accept)
-        etag = service.tag(doc.etag, media)
+        etag = resource.tag(doc.etag, media)
         out = {**_headers(t, who, etag),
                "Last-Modified": format_datetime(doc.updated_at.astimezone(UTC), usegmt=True)}
-    if if_none_match is not None and service.names(etag, if_none_match):
+    if if_none_match is not None and resource.names(etag, if_none_match):
         return 304, b"", media, out
     return 200, rdf.serialize(_triples(doc.body), media, t.iri), media, out
 
@@ -87,21 +87,21 @@ def write(engine: Engine, who: Principal, base: str, pod: str, path: str,
     """Apply ``change`` (a PUT's triples or a PATCH) to the ACL document;
     (whether it was created, its ETag)."""
     with engine.begin() as c:
-        t = service.target(c, who, base, pod, path, access.WRITE)
+        t = resource.target(c, who, base, pod, path, access.WRITE)
         subject = _subject(t)
         acls.lock(c, t.pod.id)
         doc = acls.document(c, t.pod.id, subject)
         service._preconditions(None if doc is None else doc.etag, if_match, if_none_match)
         body = _ntriples(change(set() if doc is None else _triples(doc.body)))
         created = acls.put(c, t.pod.id, subject, t.root, body)
-    return created, service.tag(acls.etag(body), "text/turtle")
+    return created, resource.tag(acls.etag(body), "text/turtle")
 
 
 @retrying
 def delete(engine: Engine, who: Principal, base: str, pod: str, path: str,
            if_match: str | None) -> None:
     with engine.begin() as c:
-        t = service.target(c, who, base, pod, path, access.DELETE)
+        t = resource.target(c, who, base, pod, path, access.DELETE)
         subject = _subject(t)
         acls.lock(c, t.pod.id)
         doc = acls.document(c, t.pod.id, subject)

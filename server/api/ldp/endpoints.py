@@ -18,11 +18,10 @@ from fastapi import APIRouter, Depends, Header, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from server.api.auth import Principal, caller
-from server.api.ldp import access, acl_documents, body, headers, patch, rdf, service
+from server.api.ldp import access, acl_documents, body, headers, patch, rdf, resource, service
 from server.api.ldp.headers import BINARY, CONTAINER, DOCUMENT, Shape
 from server.config import Settings
-from server.errors import BadRequest, NotFound, ServiceError, UnsupportedMediaType
-from storage import pods
+from server.errors import BadRequest, ServiceError, UnsupportedMediaType
 
 
 def _valid_path(request: Request) -> None:
@@ -93,7 +92,7 @@ async def _body(request: Request, who: Principal, pod: str, path: str, limit: in
                 mode: str) -> bytes:
     """The body, read once the caller is known to reach the resource (a
     consumer's PUT to a pod it cannot write is refused before a byte is read)."""
-    await run_in_threadpool(service.authorize, request.app.state.engine, who, pod, path, mode)
+    await run_in_threadpool(resource.authorize, request.app.state.engine, who, pod, path, mode)
     return await body.read(request, limit)
 
 
@@ -106,19 +105,20 @@ async def _parse(request: Request, content: bytes, content_type: str, iri: str) 
 def _written(request: Request, pod: str, w: service.Written) -> Response:
     request.app.state.metrics.batch.observe(w.triples)
     out = {"ETag": f'"{w.etag}"', "Podviews-Seq": str(w.seq),
-           "Link": headers.storage_link(service.iri(_base(request), pod, ""))}
+           "Link": headers.storage_link(resource.iri(_base(request), pod, ""))}
     if w.created:
-        out["Location"] = service.iri(f"{_settings(request).public_base}/pods", pod, w.path)
+        out["Location"] = resource.iri(f"{_settings(request).public_base}/pods", pod, w.path)
     return Response(status_code=201 if w.created else 204, headers=out)
 
 
-@router.get("/pods/{pod}/.well-known/solid", responses={200: {"content": {"text/turtle": {}}}})
-def storage_description(pod: str, request: Request) -> Response:
-    """The storage description of the pod (public, as CSS serves it)."""
+@router.api_route("/pods/{pod}/.well-known/solid", methods=["GET", "HEAD"],
+                  responses={200: {"content": {"text/turtle": {}}}})
+def storage_description(pod: str, request: Request, who: Who) -> Response:
+    """The storage description of the pod, to whoever may read the pod's
+    root (CSS serves its publicly; here a pod's existence is not told to
+    those who may not read it: design note 19)."""
     with request.app.state.engine.connect() as c:
-        if pods.pod_row(c, pod) is None:
-            raise NotFound(f"no pod {pod}")
-    root = service.iri(_base(request), pod, "")
+        root = resource.target(c, who, _base(request), pod, "", access.READ).iri
     text = (f"<{root}.well-known/solid> a <{headers.SOLID}StorageDescription> .\n"
             f"<{root}> a <{headers.PIM_STORAGE}> .\n")
     return Response(text, media_type="text/turtle",
@@ -135,19 +135,19 @@ def get_resource(where: Where, request: Request, who: Who,
             request.app.state.engine, who, _base(request), pod, path,
             request.headers.get("accept", ""), if_none_match))
     with request.app.state.engine.connect() as c:
-        t = service.target(c, who, _base(request), pod, path, access.READ)
-        found = service.read(c, t)
+        t = resource.target(c, who, _base(request), pod, path, access.READ)
+        found = resource.read(c, t)
         wac = access.wac_allow(who, t.pod, t.path)
     if found.body is not None:
         media, content = found.content_type, found.body
-        etag = service.tag(found.state, None)
+        etag = resource.tag(found.state, None)
     else:
         media = rdf.negotiate(request.headers.get("accept", ""))
-        etag = service.tag(found.state, media)
+        etag = resource.tag(found.state, media)
         content = rdf.serialize(found.triples or set(), media, t.iri)
     out = {**headers.for_resource(found.shape, t.iri, t.root, wac, t.pod.owner, etag),
            "Last-Modified": format_datetime(found.modified.astimezone(UTC), usegmt=True)}
-    if if_none_match is not None and service.names(etag, if_none_match):
+    if if_none_match is not None and resource.names(etag, if_none_match):
         return Response(status_code=304, headers=out)
     if request.method == "HEAD":  # the headers of the GET, its length included
         return Response(b"", media_type=media,
@@ -170,9 +170,9 @@ async def _acl_write(request: Request, who: Principal, pod: str, path: str,
     created, etag = await run_in_threadpool(
         acl_documents.write, request.app.state.engine, who, _base(request), pod, path, change,
         if_match, if_none_match)
-    out = {"ETag": f'"{etag}"', "Link": headers.storage_link(service.iri(_base(request), pod, ""))}
+    out = {"ETag": f'"{etag}"', "Link": headers.storage_link(resource.iri(_base(request), pod, ""))}
     if created:
-        out["Location"] = service.iri(f"{_settings(request).public_base}/pods", pod, path)
+        out["Location"] = resource.iri(f"{_settings(request).public_base}/pods", pod, path)
     return Response(status_code=201 if created else 204, headers=out)
 
 
@@ -189,12 +189,12 @@ def options_resource(where: Where, request: Request) -> Response:
     try:
         who = caller(request)
         with request.app.state.engine.connect() as c:
-            t = service.target(c, who, _base(request), pod, path, access.READ)
-            found = service.read(c, t)
+            t = resource.target(c, who, _base(request), pod, path, access.READ)
+            found = resource.read(c, t)
             out = headers.for_resource(found.shape, t.iri, t.root,
                                        access.wac_allow(who, t.pod, t.path), t.pod.owner)
     except ServiceError as e:
-        out = e.headers if "Allow" in e.headers else headers.allow(
+        out = dict(e.headers) if "Allow" in e.headers else headers.allow(
             Shape(CONTAINER if path == "" or path.endswith("/") else DOCUMENT))
         out.pop("WWW-Authenticate", None)
     return Response(status_code=204, headers=out)
@@ -233,7 +233,7 @@ async def put_resource(where: Where, request: Request, who: Who,
     content = await _body(request, who, pod, path, _settings(request).max_body_bytes,
                           access.WRITE)
     if access.acl_subject(path) is not None:
-        iri = service.iri(_base(request), pod, path)
+        iri = resource.iri(_base(request), pod, path)
         new = await run_in_threadpool(acl_documents.parse, content, ctype, iri,
                                       _settings(request).rdf_limits())
         return await _acl_write(request, who, pod, path, lambda _: new, if_match, if_none_match)
@@ -243,7 +243,7 @@ async def put_resource(where: Where, request: Request, who: Who,
         return _written(request, pod, await run_in_threadpool(
             service.put_bytes, engine, who, base, pod, path, content, _file_type(ctype),
             if_match, if_none_match, forward))
-    new = await _parse(request, content, ctype, service.iri(base, pod, path))
+    new = await _parse(request, content, ctype, resource.iri(base, pod, path))
     return _written(request, pod, await run_in_threadpool(
         service.write, engine, who, base, pod, path, lambda _: new, "PUT", if_match,
         if_none_match, forward))
@@ -274,7 +274,7 @@ async def patch_resource(where: Where, request: Request, who: Who,
         raise patch.BadPatch("the patch is not UTF-8") from None
     base = _base(request)
     change = await run_in_threadpool(  # a bad patch is 400 before any lock
-        apply, text, service.iri(base, pod, path), settings.max_patch_steps)
+        apply, text, resource.iri(base, pod, path), settings.max_patch_steps)
     if access.acl_subject(path) is not None:
         return await _acl_write(request, who, pod, path, change, if_match, if_none_match)
     return _written(request, pod, await run_in_threadpool(
@@ -307,7 +307,7 @@ async def post_member(where: Where, request: Request, who: Who,
         raise UnsupportedMediaType(f"a container's body is RDF, not {ctype}")
     base = _base(request)
     if kind != BINARY:  # a bad body is 400 before any lock
-        await _parse(request, content, ctype, service.iri(base, pod, path))
+        await _parse(request, content, ctype, resource.iri(base, pod, path))
     upstream = request.app.state.upstream
     forward = None
     if upstream is not None:
@@ -333,9 +333,9 @@ def delete_resource(where: Where, request: Request, who: Who,
     if access.acl_subject(path) is not None:
         acl_documents.delete(request.app.state.engine, who, _base(request), pod, path, if_match)
         return Response(status_code=204, headers={
-            "Link": headers.storage_link(service.iri(_base(request), pod, ""))})
+            "Link": headers.storage_link(resource.iri(_base(request), pod, ""))})
     seq = service.delete(request.app.state.engine, who, _base(request), pod, path, if_match,
                          _forward(request, "DELETE", pod, path))
     return Response(status_code=204, headers={
-        "Podviews-Seq": str(seq), "Link": headers.storage_link(service.iri(_base(request), pod,
+        "Podviews-Seq": str(seq), "Link": headers.storage_link(resource.iri(_base(request), pod,
                                                                              ""))})

@@ -1,9 +1,9 @@
-"""Solid Protocol resources over the store: containers (a path '' or ending in
-'/', rows of their own, listing their direct members with ``ldp:contains``,
-which no client writes), RDF documents, non-RDF resources (bytes and a media
-type) and their descriptions (``<resource>.meta``, RDF that feeds views like
-any document). A document and a container never share a name; the
-containers above a new resource are created with it.
+"""Writes of Solid Protocol resources (``resource`` names and reads them):
+containers (made by PUT or POST, never holding client-written containment),
+RDF documents, files (bytes and a media type) and their descriptions
+(``<file>.meta``, RDF that feeds views like any document). A document and a
+container never share a name; the containers above a new resource are
+created with it.
 
 Every write is one transaction: the resource, its quads, the pod's default
 graph, one change-log entry and the maintenance jobs of the views reading the
@@ -13,15 +13,12 @@ pod (``storage.changes.record_change``, called by every write of
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from urllib.parse import quote, unquote
 
-from rdflib import RDF, Namespace, URIRef
+from rdflib import Namespace
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -30,162 +27,22 @@ from server.api.ldp import access, headers
 from server.api.ldp.headers import BINARY, CONTAINER, DESCRIPTION, DOCUMENT, Shape
 from server.api.ldp.patch import Change, DataChange
 from server.api.ldp.rdf import Triple
-from server.errors import BadRequest, Conflict, MethodNotAllowed, NotFound, PreconditionFailed
+from server.api.ldp.resource import (
+    Target,
+    container_state,
+    described,
+    iri,
+    matches,
+    missing,
+    state,
+    tag,
+    target,
+)
+from server.errors import Conflict, MethodNotAllowed, PreconditionFailed
 from storage import acls, pods
 from storage.db import retrying
 
 LDP = Namespace("http://www.w3.org/ns/ldp#")
-PIM = Namespace("http://www.w3.org/ns/pim/space#")
-SOLID = Namespace("http://www.w3.org/ns/solid/terms#")
-
-
-@dataclass(frozen=True)
-class Target:
-    pod: access.Pod
-    path: str  # below the pod's root; '' is the root container
-    iri: str  # the resource's IRI: {base}/{pod}/{path}
-    root: str  # the pod's root container's IRI (its storage)
-
-    @property
-    def is_container(self) -> bool:
-        return self.path == "" or self.path.endswith("/")
-
-    @property
-    def subject(self) -> str | None:
-        """The path of the resource this one describes, for ``….meta``."""
-        if self.path.endswith(headers.DESCRIPTION_SUFFIX):
-            return self.path.removesuffix(headers.DESCRIPTION_SUFFIX)
-        return None
-
-
-@dataclass(frozen=True)
-class Found:
-    shape: Shape
-    state: str  # the ETag of the resource's state; representations add their type
-    content_type: str
-    modified: datetime
-    triples: set[Triple] | None = None  # RDF: the triples
-    body: bytes | None = None  # non-RDF: the bytes
-
-
-MAX_PATH = 1024
-_NOT_IN_PATHS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")  # controls, lone surrogates
-
-
-def target(conn: Connection, who: Principal, base: str, pod_name: str, path: str,
-           mode: str = access.READ) -> Target:
-    """The addressed resource, if the caller may ``mode`` it (401 or 404
-    otherwise, as ``access.authorize`` decides). ``base`` is where pods live:
-    our /pods, or the upstream Solid server."""
-    _check_path(pod_name + "/" + unquote(path))
-    if "%2f" in path.lower():
-        raise BadRequest("a resource name may not hold an encoded '/' (%2F)")
-    pod = access.authorize(conn, who, pod_name, path, mode)
-    if any(unquote(seg) in (".", "..") for seg in path.split("/")) or "//" in "/" + path:
-        raise NotFound(f"no resource {path}")
-    return Target(pod, path, iri(base, pod_name, path), iri(base, pod_name, ""))
-
-
-def _check_path(path: str) -> None:
-    """400 for a path no resource can have (before any lookup)."""
-    if len(path) > MAX_PATH:
-        raise BadRequest(f"the path is longer than {MAX_PATH} characters")
-    bad = _NOT_IN_PATHS.search(path)
-    if bad:
-        raise BadRequest(f"the path holds the character U+{ord(bad.group()):04X}, "
-                         "which no resource name may hold")
-
-
-def iri(base: str, pod_name: str, path: str) -> str:
-    """The resource's IRI. Paths are kept percent-encoded (as the endpoints
-    receive them), so they are IRI paths already."""
-    return f"{base}/{quote(pod_name)}/{path}"
-
-
-def authorize(engine: Engine, who: Principal, pod_name: str, path: str, mode: str) -> None:
-    """The caller may ``mode`` this path (401/404 otherwise), asked before the
-    request's body is read."""
-    with engine.connect() as c:
-        target(c, who, "", pod_name, path, mode)
-
-
-def missing(t: Target) -> NotFound:
-    """404 for a resource that does not exist, with the headers that say how
-    to create it."""
-    return NotFound(f"no resource {t.path}", headers.for_missing(
-        CONTAINER if t.is_container else DOCUMENT, t.root))
-
-
-def read(conn: Connection, t: Target) -> Found:
-    described = _described(conn, t)
-    if described is not None:
-        return Found(Shape(DESCRIPTION), pods.description_etag(conn, described.id),
-                     "text/turtle", described.updated_at,
-                     triples=pods.resource_triples(conn, described.id))
-    row = pods.resource(conn, t.pod.id, t.path)
-    if row is None or t.subject is not None and not t.is_container:
-        raise missing(t)
-    if t.is_container:
-        members = pods.members(conn, t.pod.id, t.path)
-        return Found(Shape(CONTAINER, root=t.path == "", empty=not members),
-                     _container_state(row.etag, members), "text/turtle", row.updated_at,
-                     triples=pods.resource_triples(conn, row.id) | _managed(t, members))
-    if row.binary:
-        return Found(Shape(BINARY), row.etag, row.content_type, row.updated_at,
-                     body=pods.resource_body(conn, row.id))
-    return Found(Shape(DOCUMENT), row.etag, row.content_type, row.updated_at,
-                 triples=pods.resource_triples(conn, row.id))
-
-
-def _described(conn: Connection, t: Target):  # type: ignore[no-untyped-def]
-    """The non-RDF resource that ``t`` (``….meta``) describes, or None."""
-    if t.subject is None or t.is_container:
-        return None
-    row = pods.resource(conn, t.pod.id, t.subject)
-    return row if row is not None and row.binary else None
-
-
-def _managed(t: Target, members: list[str]) -> set[Triple]:
-    """The server-managed triples of a container: its types, its members
-    and, for a pod's root, that it is a storage and whose."""
-    me = URIRef(t.iri)
-    out: set[Triple] = {(me, RDF.type, LDP.Resource), (me, RDF.type, LDP.Container),
-                        (me, RDF.type, LDP.BasicContainer)}
-    out |= {(me, LDP.contains, URIRef(t.root + m)) for m in members}
-    if t.path == "":
-        out |= {(me, RDF.type, PIM.Storage), (me, SOLID.owner, URIRef(t.pod.owner))}
-    return out
-
-
-def _container_state(own: str, members: list[str]) -> str:
-    return hashlib.sha1("\n".join([own, *members]).encode()).hexdigest()
-
-
-def tag(state: str, media: str | None) -> str:
-    """The ETag of a representation: the state's, and for RDF the media type
-    it is written in (``{state}-turtle``); preconditions compare states, so
-    any representation's ETag names the state it was read from."""
-    return state if media is None else f"{state}-{media.split('/')[1]}"
-
-
-def matches(state: str | None, header: str) -> bool:
-    """Whether an If-Match / If-None-Match list of a write names ``state``
-    ('*': any), in any representation."""
-    if state is None:
-        return False
-    tags = _tags(header)
-    return "*" in tags or any(x.split("-", 1)[0] == state for x in tags)
-
-
-def names(etag: str, header: str) -> bool:
-    """Whether a GET's If-None-Match names this representation's ETag (a
-    client holding the JSON-LD has not got the Turtle)."""
-    tags = _tags(header)
-    return "*" in tags or etag in tags
-
-
-def _tags(header: str) -> list[str]:
-    return [x.strip().removeprefix("W/").strip('"') for x in header.split(",")]
 
 
 @dataclass(frozen=True)
@@ -222,9 +79,9 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
     before it commits."""
     with engine.begin() as c:
         t = target(c, who, base, pod_name, path, access.WRITE)
-        described = _described(c, t)
-        if described is not None:
-            return _write_description(c, t, described, change, method, if_match, if_none_match,
+        subject = described(c, t)
+        if subject is not None:
+            return _write_description(c, t, subject, change, method, if_match, if_none_match,
                                       forward)
         _refuse_auxiliary(t)
         row = pods.resource(c, t.pod.id, t.path, lock=True)
@@ -235,7 +92,7 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         if row is not None and row.binary and method == "PATCH":
             raise Conflict(f"{t.path} is not RDF: PATCH its description "
                            f"{t.path}{headers.DESCRIPTION_SUFFIX}")
-        _preconditions(_state(c, t, row), if_match, if_none_match)
+        _preconditions(state(c, t, row), if_match, if_none_match)
         if isinstance(change, DataChange):  # the resource itself is not read
             store = functools.partial(pods.patch_resource, c, t.pod.id, t.path, change.inserts,
                                       change.deletes)
@@ -255,7 +112,7 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
 
 def _after_state(etag: str, t: Target) -> str:
     # a new container has no members: its state is its own and no members'
-    return _container_state(etag, []) if t.is_container else etag
+    return container_state(etag, []) if t.is_container else etag
 
 
 def _write_description(c: Connection, t: Target, described, change: Change,  # type: ignore[no-untyped-def]
@@ -280,30 +137,20 @@ def _write_description(c: Connection, t: Target, described, change: Change,  # t
 
 def _refuse_auxiliary(t: Target) -> None:
     """No resource of ours is named like an auxiliary resource: ``.meta``
-    only describes a non-RDF resource, and ``.acl`` comes with Web Access
-    Control (issue 17)."""
+    only describes a non-RDF resource, and ``.acl`` is an ACL document
+    (``acl_documents``: the endpoints hand it there before any write)."""
     if t.subject is not None:
         raise Conflict(f"{t.path} would describe {t.subject}, which is no non-RDF resource")
     if t.path.startswith(".well-known/"):
         raise Conflict("/.well-known/ below a pod is the server's (its storage description)")
     if t.path.endswith(headers.ACL_SUFFIX):
-        raise Conflict("ACL documents come with Web Access Control; this server keeps pods "
-                       "owner-only")
+        raise Conflict("an ACL document is no resource of the pod")
 
 
 def _no_containment(triples: set[Triple]) -> None:
     """Containment triples are the server's (Solid Protocol §5.3)."""
     if any(p == LDP.contains for _, p, _ in triples):
         raise Conflict("a container's ldp:contains triples are managed by the server")
-
-
-def _state(c: Connection, t: Target, row) -> str | None:  # type: ignore[no-untyped-def]
-    """The current state's ETag, as GET names it (None when absent)."""
-    if row is None:
-        return None
-    if t.is_container:
-        return _container_state(row.etag, pods.members(c, t.pod.id, t.path))
-    return str(row.etag)
 
 
 @_conflicts_to_409
@@ -314,12 +161,12 @@ def put_bytes(engine: Engine, who: Principal, base: str, pod_name: str, path: st
     """Create or replace the non-RDF resource at ``path``."""
     with engine.begin() as c:
         t = target(c, who, base, pod_name, path, access.WRITE)
-        if t.is_container or _described(c, t) is not None:
+        if t.is_container or described(c, t) is not None:
             raise Conflict(f"{t.path or 'the root'} holds RDF only; this body is "
                            f"{content_type}")
         _refuse_auxiliary(t)
         row = pods.resource(c, t.pod.id, t.path, lock=True)
-        _preconditions(_state(c, t, row), if_match, if_none_match)
+        _preconditions(state(c, t, row), if_match, if_none_match)
         if forward is not None:
             forward()
         seq = pods.put_bytes(c, t.pod.id, t.path, body, content_type)
@@ -354,7 +201,7 @@ def create_member(engine: Engine, who: Principal, base: str, pod_name: str, cont
             seq = pods.put_resource(c, t.pod.id, path, triples)
         after = pods.written(c, seq)
     state = after.etag if kind == BINARY else tag(
-        _container_state(after.etag, []) if kind == CONTAINER else after.etag, "text/turtle")
+        container_state(after.etag, []) if kind == CONTAINER else after.etag, "text/turtle")
     return Written(seq, state, True, path, after.changed)
 
 
@@ -373,7 +220,7 @@ def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
            if_match: str | None, forward: Callable[[], object] | None = None) -> int:
     with engine.begin() as c:
         t = target(c, who, base, pod_name, path, access.DELETE)
-        if _described(c, t) is not None:
+        if described(c, t) is not None:
             raise Conflict("a description goes with the resource it describes: delete that")
         row = pods.resource(c, t.pod.id, t.path, lock=True)
         if row is None:
@@ -383,7 +230,7 @@ def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
                                    headers.not_allowed(Shape(CONTAINER, root=True), t.root))
         if t.is_container and pods.members(c, t.pod.id, t.path):
             raise Conflict(f"container {t.path} is not empty")
-        _preconditions(_state(c, t, row), if_match, None)
+        _preconditions(state(c, t, row), if_match, None)
         if forward is not None:
             forward()
         seq = pods.delete_resource(c, t.pod.id, t.path)
