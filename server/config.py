@@ -49,6 +49,14 @@ class Settings(BaseSettings):
     max_literal_bytes: int = 1 << 20  # characters in one literal of a body
     max_resource_triples: int = 500_000  # triples in one resource
     max_patch_steps: int = 100_000  # pattern-match steps of a patch's WHERE (rdflib: ~60 µs each)
+    # Solid-OIDC (server/api/solid_oidc.py): issuers trusted for any WebID (else the WebID's
+    # profile must name the token's issuer), and the bounds of profile and key fetches
+    oidc_trusted_issuers: list[str] = []
+    oidc_fetch_private: bool = False  # fetch profiles and keys from loopback/private addresses
+    oidc_fetch_timeout: float = 5.0  # seconds per fetch
+    oidc_fetch_max_bytes: int = 256 << 10  # a profile, an issuer's configuration or keys
+    oidc_cache_seconds: int = 300  # profiles' issuers and issuers' keys are kept this long
+    dpop_max_age: int = 60  # seconds a DPoP proof is valid after its iat (and jti remembered)
 
     @model_validator(mode="after")
     def _no_default_secret_outside_development(self) -> Settings:

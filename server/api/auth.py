@@ -1,6 +1,7 @@
 """Who is asking: the admin (the token from settings), an agent (a bearer
-token, stored hashed) or nobody (``ANONYMOUS``). ``caller`` is the one place
-that answers it (issue 17 adds Solid-OIDC there). Endpoints state what they allow; a caller
+token, stored hashed), a WebID logged in with Solid-OIDC (a DPoP-bound access
+token, ``solid_oidc``; the registered agent of that WebID when there is one)
+or nobody (``ANONYMOUS``). ``caller`` is the one place that answers it. Endpoints state what they allow; a caller
 without a valid token gets 401, a known caller without the right 403, and a
 caller who may not know a pod or view exists gets 404."""
 
@@ -13,13 +14,14 @@ from dataclasses import dataclass, replace
 
 from fastapi import Request
 
+from server.api.solid_oidc import InvalidToken, Verifier
 from server.errors import Forbidden, Unauthorized
 from storage import pods
 
 
 @dataclass(frozen=True)
 class Principal:
-    role: str  # admin | owner | consumer | anonymous
+    role: str  # admin | owner | consumer | webid (a Solid-OIDC login, no agent) | anonymous
     agent: int | None = None  # agents.id; None for the admin
     webid: str = "admin"
     origin: str | None = None  # the request's Origin (WAC's acl:origin)
@@ -32,6 +34,7 @@ class Principal:
 
 
 ANONYMOUS = Principal("anonymous", None, "")
+WEBID = "webid"  # the role of a Solid-OIDC login whose WebID is no registered agent
 
 
 def new_token() -> tuple[str, bytes]:
@@ -65,8 +68,10 @@ def _credentials(request: Request) -> Principal:
     if not header.strip():
         return ANONYMOUS
     scheme, _, token = header.partition(" ")
+    if scheme.lower() == "dpop" and token.strip():
+        return _solid_oidc(request, token.strip())
     if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("this endpoint needs a bearer token")
+        raise Unauthorized("this endpoint needs a bearer token or a Solid-OIDC DPoP token")
     token = token.strip()
     if hmac.compare_digest(token.encode(), request.app.state.settings.admin_token.encode()):
         return Principal("admin")
@@ -74,6 +79,27 @@ def _credentials(request: Request) -> Principal:
         row = pods.agent_by_token(c, token_hash(token))
     if row is None:
         raise Unauthorized("unknown bearer token")
+    return Principal(row.role, int(row.id), row.webid)
+
+
+def _solid_oidc(request: Request, token: str) -> Principal:
+    """A Solid-OIDC login: the WebID of a DPoP-bound access token
+    (``solid_oidc``), as the agent registered with that WebID when there is
+    one (the same agent as its bearer token), else as a WebID alone."""
+    proof = request.headers.get("dpop", "")
+    if not proof:
+        raise InvalidToken("a DPoP access token needs a DPoP proof header", "invalid_dpop_proof")
+    verifier = getattr(request.app.state, "solid_oidc", None)
+    if verifier is None:
+        verifier = request.app.state.solid_oidc = Verifier(request.app.state.settings)
+    settings = request.app.state.settings
+    raw = request.scope.get("raw_path") or request.url.path.encode()
+    url = settings.public_base + raw.decode("latin-1")  # as the client addressed it
+    webid = verifier.webid(token, proof.strip(), request.method, url)
+    with request.app.state.engine.connect() as c:
+        row = pods.agent_by_webid(c, webid)
+    if row is None:
+        return Principal(WEBID, None, webid)
     return Principal(row.role, int(row.id), row.webid)
 
 
