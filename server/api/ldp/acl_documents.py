@@ -8,15 +8,14 @@ endpoints hand an ACL path here before anything else."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC
-from email.utils import format_datetime
 
-from rdflib import Graph
-from sqlalchemy import Engine
+from rdflib import RDF, Graph
+from sqlalchemy import Connection, Engine
 
 from server.api.auth import Principal
 from server.api.ldp import access, rdf, resource, service
 from server.api.ldp.headers import PATCH_TYPES, storage_link
+from server.api.ldp.wac import ACL
 from server.errors import NotFound, UnsupportedMediaType
 from storage import acls
 from storage.db import retrying
@@ -56,21 +55,44 @@ def _ntriples(triples: set[Triple]) -> str:
     return "\n".join(sorted(line for line in g.serialize(format="nt").splitlines() if line))
 
 
+def _root_default(t: resource.Target) -> str:
+    """The root's ACL document while none is stored: what the owner holds
+    anyway (all modes, inherited by everything), as CSS writes it for a new
+    pod — so that a client looking for the ACL that applies (Inrupt's
+    universalAccess walks up to the root) finds one."""
+    me, root = f"<{t.iri}#owner>", f"<{t.root}>"
+    return "\n".join(sorted([
+        f"{me} <{RDF.type}> <{ACL.Authorization}> .",
+        f"{me} <{ACL.agent}> <{t.pod.owner}> .",
+        *(f"{me} <{ACL.mode}> <{ACL[m]}> ." for m in ("Read", "Write", "Control")),
+        f"{me} <{ACL.accessTo}> {root} .", f"{me} <{ACL.default}> {root} ."]))
+
+
+def _document(c: Connection, t: resource.Target, subject: str) -> tuple[str, str] | None:
+    """(body, etag) of the ACL document of ``subject``, or None."""
+    doc = acls.document(c, t.pod.id, subject)
+    if doc is not None:
+        return doc.body, doc.etag
+    if subject == "":
+        body = _root_default(t)
+        return body, acls.etag(body)
+    return None
+
+
 def get(engine: Engine, who: Principal, base: str, pod: str, path: str, accept: str,
         if_none_match: str | None) -> tuple[int, bytes, str, dict[str, str]]:
     """(status, body, media type, headers) of a GET of the ACL document."""
     with engine.connect() as c:
         t = resource.target(c, who, base, pod, path, access.READ)
-        doc = acls.document(c, t.pod.id, _subject(t))
+        doc = _document(c, t, _subject(t))
         if doc is None:
             raise NotFound(f"no ACL document {path}", {**_headers(t, who), "Allow": "PUT, PATCH"})
         media = rdf.negotiate(accept)
-        etag = resource.tag(doc.etag, media)
-        out = {**_headers(t, who, etag),
-               "Last-Modified": format_datetime(doc.updated_at.astimezone(UTC), usegmt=True)}
+        etag = resource.tag(doc[1], media)
+        out = _headers(t, who, etag)
     if if_none_match is not None and resource.names(etag, if_none_match):
         return 304, b"", media, out
-    return 200, rdf.serialize(_triples(doc.body), media, t.iri), media, out
+    return 200, rdf.serialize(_triples(doc[0]), media, t.iri), media, out
 
 
 def parse(content: bytes, content_type: str, iri: str, limits: object) -> set[Triple]:
@@ -90,9 +112,9 @@ def write(engine: Engine, who: Principal, base: str, pod: str, path: str,
         t = resource.target(c, who, base, pod, path, access.WRITE)
         subject = _subject(t)
         acls.lock(c, t.pod.id)
-        doc = acls.document(c, t.pod.id, subject)
-        service._preconditions(None if doc is None else doc.etag, if_match, if_none_match)
-        body = _ntriples(change(set() if doc is None else _triples(doc.body)))
+        doc = _document(c, t, subject)
+        service._preconditions(None if doc is None else doc[1], if_match, if_none_match)
+        body = _ntriples(change(set() if doc is None else _triples(doc[0])))
         created = acls.put(c, t.pod.id, subject, t.root, body)
     return created, resource.tag(acls.etag(body), "text/turtle")
 
