@@ -101,7 +101,11 @@ def w(pg_server: str, migrated_template: str):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("endpoint", list(CASES))
 def test_access(w: World, endpoint: str) -> None:
-    request, expected = CASES[endpoint]
+    _expect(w, *CASES[endpoint])
+
+
+def _expect(w: World, request: Request, expected: tuple[int, ...]) -> None:
+    """Each kind of caller, in the order of WHO, gets its expected status."""
     got = tuple(request(w, {} if who == "anonymous" else w.as_(who), i).status_code  # type: ignore[attr-defined]
                 for i, who in enumerate(WHO))
     assert dict(zip(WHO, got, strict=True)) == dict(zip(WHO, expected, strict=True))
@@ -182,7 +186,4 @@ def test_acl_access(shared: World, case: str) -> None:
     """The matrix for agents whom ACL documents grant access (the consumer:
     Read; the other consumer: Read, Write; the other owner: nothing but
     what the public and logged-in agents get)."""
-    request, expected = ACL_CASES[case]
-    got = tuple(request(shared, {} if who == "anonymous" else shared.as_(who), i).status_code  # type: ignore[attr-defined]
-                for i, who in enumerate(WHO))
-    assert dict(zip(WHO, got, strict=True)) == dict(zip(WHO, expected, strict=True))
+    _expect(shared, *ACL_CASES[case])

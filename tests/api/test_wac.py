@@ -119,3 +119,18 @@ def test_the_owner_keeps_control_and_others_gain_it_only_by_acl(w: World) -> Non
     assert w.client.get("/pods/alice/ctl/.acl", headers=w.as_("consumer")).status_code == 200
     assert w.client.get("/pods/alice/ctl/.acl", headers=w.as_("other_consumer")).status_code \
         == 404
+
+
+def test_every_answer_to_a_write_says_wac_allow(w: World) -> None:
+    h = {**TURTLE, **w.as_("owner")}
+    owner = 'user="read write append control",public=""'
+    for r in (w.client.put("/pods/alice/said/doc", content="<#a> <#b> 1 .", headers=h),
+              w.client.post("/pods/alice/said/", content="<#a> <#b> 1 .", headers=h),
+              w.client.patch("/pods/alice/said/doc", headers={**h, "content-type": "text/n3"},
+                             content="@prefix solid: <http://www.w3.org/ns/solid/terms#>.\n"
+                                     "_:p a solid:InsertDeletePatch; solid:inserts { <#a> <#b> 2 }."),
+              w.client.put("/pods/alice/said/doc.acl", content="", headers=h),
+              w.client.delete("/pods/alice/said/doc.acl", headers=w.as_("owner")),
+              w.client.delete("/pods/alice/said/doc", headers=w.as_("owner"))):
+        assert r.status_code in (201, 204), r.text
+        assert r.headers["wac-allow"] == owner, (r.request.method, r.headers)

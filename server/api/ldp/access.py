@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 
 from server.api.auth import ANONYMOUS, Principal
 from server.api.ldp import wac
@@ -109,3 +109,11 @@ def wac_allow(who: Principal, pod: Pod, path: str) -> str:
     public = Principal(ANONYMOUS.role, None, "", who.origin)
     return (f'user="{listed(modes(who, pod, path))}",'
             f'public="{listed(modes(public, pod, path))}"')
+
+
+def wac_allow_after(engine: Engine, who: Principal, pod_name: str, path: str) -> dict[str, str]:
+    """``WAC-Allow`` of a write's answer: the modes after it ({} when the
+    pod is gone)."""
+    with engine.connect() as c:
+        pod = load(c, pod_name)
+    return {} if pod is None else {"WAC-Allow": wac_allow(who, pod, path)}

@@ -102,10 +102,12 @@ async def _parse(request: Request, content: bytes, content_type: str, iri: str) 
                                    _settings(request).rdf_limits())
 
 
-def _written(request: Request, pod: str, w: service.Written) -> Response:
+async def _written(request: Request, who: Principal, pod: str, w: service.Written) -> Response:
     request.app.state.metrics.batch.observe(w.triples)
     out = {"ETag": f'"{w.etag}"', "Podviews-Seq": str(w.seq),
-           "Link": headers.storage_link(resource.iri(_base(request), pod, ""))}
+           "Link": headers.storage_link(resource.iri(_base(request), pod, "")),
+           **await run_in_threadpool(access.wac_allow_after, request.app.state.engine, who,
+                                     pod, w.path)}
     if w.created:
         out["Location"] = resource.iri(f"{_settings(request).public_base}/pods", pod, w.path)
     return Response(status_code=201 if w.created else 204, headers=out)
@@ -170,7 +172,9 @@ async def _acl_write(request: Request, who: Principal, pod: str, path: str,
     created, etag = await run_in_threadpool(
         acl_documents.write, request.app.state.engine, who, _base(request), pod, path, change,
         if_match, if_none_match)
-    out = {"ETag": f'"{etag}"', "Link": headers.storage_link(resource.iri(_base(request), pod, ""))}
+    out = {"ETag": f'"{etag}"', "Link": headers.storage_link(resource.iri(_base(request), pod, "")),
+           **await run_in_threadpool(access.wac_allow_after, request.app.state.engine, who,
+                                     pod, path)}
     if created:
         out["Location"] = resource.iri(f"{_settings(request).public_base}/pods", pod, path)
     return Response(status_code=201 if created else 204, headers=out)
@@ -240,11 +244,11 @@ async def put_resource(where: Where, request: Request, who: Who,
     forward = _forward(request, "PUT", pod, path, content, ctype)
     engine, base = request.app.state.engine, _base(request)
     if not rdf.is_rdf(ctype):
-        return _written(request, pod, await run_in_threadpool(
+        return await _written(request, who, pod, await run_in_threadpool(
             service.put_bytes, engine, who, base, pod, path, content, _file_type(ctype),
             if_match, if_none_match, forward))
     new = await _parse(request, content, ctype, resource.iri(base, pod, path))
-    return _written(request, pod, await run_in_threadpool(
+    return await _written(request, who, pod, await run_in_threadpool(
         service.write, engine, who, base, pod, path, lambda _: new, "PUT", if_match,
         if_none_match, forward))
 
@@ -277,7 +281,7 @@ async def patch_resource(where: Where, request: Request, who: Who,
         apply, text, resource.iri(base, pod, path), settings.max_patch_steps)
     if access.acl_subject(path) is not None:
         return await _acl_write(request, who, pod, path, change, if_match, if_none_match)
-    return _written(request, pod, await run_in_threadpool(
+    return await _written(request, who, pod, await run_in_threadpool(
         service.write, request.app.state.engine, who, base, pod, path, change, "PATCH",
         if_match, if_none_match,
         _forward(request, "PATCH", pod, path, text.encode(), content_type)))
@@ -318,7 +322,7 @@ async def post_member(where: Where, request: Request, who: Who,
             r = upstream.send("POST", pod, path, content, sent)
             return upstream.local_path(pod, r.headers["location"])  # type: ignore[no-any-return]
     limits = _settings(request).rdf_limits()
-    return _written(request, pod, await run_in_threadpool(
+    return await _written(request, who, pod, await run_in_threadpool(
         service.create_member, request.app.state.engine, who, base, pod, path, slug, kind,
         lambda iri: rdf.parse(content, ctype, iri, limits), content,
         _file_type(ctype) if kind == BINARY else "text/turtle",
@@ -330,12 +334,13 @@ async def post_member(where: Where, request: Request, who: Who,
 def delete_resource(where: Where, request: Request, who: Who,
                     if_match: Annotated[str | None, Header()] = None) -> Response:
     pod, path = where
+    engine = request.app.state.engine
+    link = {"Link": headers.storage_link(resource.iri(_base(request), pod, ""))}
     if access.acl_subject(path) is not None:
-        acl_documents.delete(request.app.state.engine, who, _base(request), pod, path, if_match)
+        acl_documents.delete(engine, who, _base(request), pod, path, if_match)
         return Response(status_code=204, headers={
-            "Link": headers.storage_link(resource.iri(_base(request), pod, ""))})
-    seq = service.delete(request.app.state.engine, who, _base(request), pod, path, if_match,
+            **link, **access.wac_allow_after(engine, who, pod, path)})
+    seq = service.delete(engine, who, _base(request), pod, path, if_match,
                          _forward(request, "DELETE", pod, path))
     return Response(status_code=204, headers={
-        "Podviews-Seq": str(seq), "Link": headers.storage_link(resource.iri(_base(request), pod,
-                                                                             ""))})
+        "Podviews-Seq": str(seq), **link, **access.wac_allow_after(engine, who, pod, path)})
