@@ -31,7 +31,7 @@ def document(conn: Connection, pod: int, path: str):  # type: ignore[no-untyped-
 
 def lock(conn: Connection, pod: int) -> None:
     """One ACL writer of a pod at a time (its version is bumped once each)."""
-    conn.execute(text("SELECT id FROM pods WHERE id = :p FOR UPDATE"), {"p": pod})
+    conn.execute(text("SELECT id FROM pods WHERE id = :p FOR NO KEY UPDATE"), {"p": pod})
 
 
 def etag(body: str) -> str:

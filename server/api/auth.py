@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import threading
 from dataclasses import dataclass, replace
 
 from fastapi import Request
@@ -34,6 +35,7 @@ class Principal:
 
 
 ANONYMOUS = Principal("anonymous", None, "")
+_ONE_VERIFIER = threading.Lock()
 WEBID = "webid"  # the role of a Solid-OIDC login whose WebID is no registered agent
 
 
@@ -89,10 +91,11 @@ def _solid_oidc(request: Request, token: str) -> Principal:
     proof = request.headers.get("dpop", "")
     if not proof:
         raise InvalidToken("a DPoP access token needs a DPoP proof header", "invalid_dpop_proof")
-    verifier = getattr(request.app.state, "solid_oidc", None)
-    if verifier is None:
-        verifier = request.app.state.solid_oidc = Verifier(request.app.state.settings)
     settings = request.app.state.settings
+    with _ONE_VERIFIER:  # one per app: one memory of the proofs seen
+        verifier = getattr(request.app.state, "solid_oidc", None)
+        if verifier is None:
+            verifier = request.app.state.solid_oidc = Verifier(settings)
     raw = request.scope.get("raw_path") or request.url.path.encode()
     url = settings.public_base + raw.decode("latin-1")  # as the client addressed it
     webid = verifier.webid(token, proof.strip(), request.method, url)

@@ -134,3 +134,18 @@ def test_every_answer_to_a_write_says_wac_allow(w: World) -> None:
               w.client.delete("/pods/alice/said/doc", headers=w.as_("owner"))):
         assert r.status_code in (201, 204), r.text
         assert r.headers["wac-allow"] == owner, (r.request.method, r.headers)
+
+
+def test_a_description_is_guarded_as_the_file_it_describes(w: World) -> None:
+    r = w.client.put("/pods/alice/pics/p.png", content=b"png", headers={
+        "content-type": "image/png", **w.as_("owner")})
+    assert r.status_code == 201
+    assert _put(w, "pics/p.png.acl", ACL + f"<#r> a acl:Authorization; acl:agent "
+                f"<{w.webids['consumer']}>; acl:mode acl:Read; acl:accessTo <./p.png>.\n") == 201
+    h = w.as_("consumer")
+    assert w.client.get("/pods/alice/pics/p.png.meta", headers=h).status_code == 200
+    patch = ("@prefix solid: <http://www.w3.org/ns/solid/terms#>.\n"
+             "_:p a solid:InsertDeletePatch; solid:inserts { <p.png> <#b> 2 }.")
+    assert w.client.patch("/pods/alice/pics/p.png.meta", content=patch,
+                          headers={"content-type": "text/n3", **h}).status_code == 403
+    assert w.client.get("/pods/alice/pics/p.png.meta").status_code == 401

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Engine
 
 from server.api.auth import ANONYMOUS, Principal
 from server.api.ldp import wac
-from server.api.ldp.headers import ACL_SUFFIX
+from server.api.ldp.headers import ACL_SUFFIX, DESCRIPTION_SUFFIX
 from server.errors import Forbidden, NotFound, Unauthorized
 from storage import acls, pods
 from storage.pods import containers_above
@@ -44,6 +44,12 @@ def acl_subject(path: str) -> str | None:
     return path.removesuffix(ACL_SUFFIX) if path.endswith(ACL_SUFFIX) else None
 
 
+def described(path: str) -> str | None:
+    """The path of the resource whose description ``path`` is, or None (no
+    resource of ours is named ``….meta`` otherwise)."""
+    return path.removesuffix(DESCRIPTION_SUFFIX) if path.endswith(DESCRIPTION_SUFFIX) else None
+
+
 def load(conn: Connection, pod_name: str) -> Pod | None:
     """The pod and its access policy (kept across requests while its ACL
     version holds), or None."""
@@ -57,12 +63,15 @@ def load(conn: Connection, pod_name: str) -> Pod | None:
 
 def modes(who: Principal, pod: Pod, path: str) -> frozenset[str]:
     """The access modes ``who`` holds on the resource ``path`` of ``pod``
-    (on an ACL document: all of them with Control on its resource, else none)."""
+    (on an ACL document: all of them with Control on its resource, else none;
+    on a description, ``….meta``: those on the resource it describes)."""
     if who.is_admin() or (who.agent is not None and who.agent == pod.owner_id):
         return frozenset(MODES)
     subject = acl_subject(path)
     if subject is not None:
         return frozenset(MODES) if CONTROL in modes(who, pod, subject) else frozenset()
+    if (of := described(path)) is not None:  # a description: as the resource it describes
+        return modes(who, pod, of)
     webid = None if who.is_anonymous() or not who.webid else who.webid
     return pod.policy.modes(path, webid, who.origin)
 
@@ -76,6 +85,8 @@ def needed(conn: Connection, pod: Pod, path: str, op: str) -> list[tuple[str, st
     subject = acl_subject(path)
     if subject is not None:
         return [(CONTROL, subject)]
+    if (of := described(path)) is not None:
+        return [(READ if op == READ else WRITE, of)]
     parent = containers_above(path)[-1:] if path else []
     if op == WRITE:
         if pods.resource(conn, pod.id, path) is not None:
