@@ -39,18 +39,19 @@ def npm_package(home: Path, package: str) -> Path:
 
 
 @contextmanager
-def css_server(config: Path) -> Iterator[str]:
+def css_server(config: Path, host: str = "127.0.0.1") -> Iterator[str]:
     """A Community Solid Server 7 on loopback (in memory) run with ``config``;
-    its base URL."""
+    its base URL, on ``host`` (``localhost`` where CSS checks WebIDs of
+    Solid-OIDC tokens: it takes http only for localhost)."""
     if not NODE:
         pytest.skip("Node.js is not installed: no Community Solid Server")
     if not CSS_BIN.exists():
         npm_package(CSS_HOME, "@solid/community-server@7")
     port = free_port()
     proc = subprocess.Popen([str(CSS_BIN), "-c", str(config), "-p", str(port), "-l", "warn",
-                             "-b", f"http://127.0.0.1:{port}/"],
+                             "-b", f"http://{host}:{port}/"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/"
+    base = f"http://{host}:{port}/"
     try:
         wait_until_up(base, proc, "the Community Solid Server")
         yield base
@@ -74,6 +75,17 @@ def podviews(pg_server: str) -> Iterator[str]:
     with scratch_database(pg_server, "pv_solid") as url, serving(
             {"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
              "PODVIEWS_ADMIN_TOKEN": ADMIN}, inherit=False) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def podviews_oidc(pg_server: str) -> Iterator[str]:
+    """A `podviews serve` like ``podviews`` that may fetch WebID profiles and
+    issuers' keys on loopback, where the tests' identity provider runs."""
+    with scratch_database(pg_server, "pv_oidc_e2e") as url, serving(
+            {"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
+             "PODVIEWS_ADMIN_TOKEN": ADMIN, "PODVIEWS_OIDC_FETCH_PRIVATE": "true"},
+            inherit=False) as served:
         yield served
 
 

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from server.tools import paths
-from server.tools.process import serving
-from tests.conftest import scratch_database
 from tests.e2e.conftest import ADMIN, NODE, npm_package
+from tests.e2e.solid_login import css_account
 
 pytestmark = pytest.mark.skipif(not NODE, reason="Node.js is not installed")
 
@@ -28,41 +26,12 @@ AUTHN_HOME = paths.REPO / ".authn"  # npm install --prefix .authn (see .ci/run)
 PACKAGES = ("@inrupt/solid-client-authn-node@2", "@inrupt/solid-client@3")
 
 
-@pytest.fixture(scope="module")
-def podviews_oidc(pg_server: str) -> Iterator[str]:
-    """`podviews serve` that may fetch WebID profiles and keys on loopback
-    (where the identity provider runs)."""
-    with scratch_database(pg_server, "pv_oidc_e2e") as url, serving(
-            {"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
-             "PODVIEWS_ADMIN_TOKEN": ADMIN, "PODVIEWS_OIDC_FETCH_PRIVATE": "true"},
-            inherit=False) as served:
-        yield served
-
-
-def css_account(base: str, name: str) -> tuple[str, str, str]:
-    """An account on the CSS with a pod ``name``: (WebID, client id, secret)."""
-    with httpx.Client(timeout=60) as c:
-        r = c.post(f"{base}.account/account/", json={})
-        assert r.status_code == 200, r.text
-        auth = {"authorization": f"CSS-Account-Token {r.json()['authorization']}"}
-        controls = c.get(f"{base}.account/", headers=auth).json()["controls"]
-        r = c.post(controls["password"]["create"], headers=auth,
-                   json={"email": f"{name}@example.test", "password": f"password-{name}"})
-        assert r.status_code == 200, r.text
-        r = c.post(controls["account"]["pod"], json={"name": name}, headers=auth)
-        assert r.status_code == 200, r.text
-        webid = r.json()["webId"]
-        r = c.post(controls["account"]["clientCredentials"], headers=auth,
-                   json={"name": f"{name}-podviews", "webId": webid})
-        assert r.status_code == 200, r.text
-        return webid, r.json()["id"], r.json()["secret"]
-
-
 def test_webids_of_a_css_log_in_and_share(css: str, podviews_oidc: str) -> None:
     for package in PACKAGES:
         modules = npm_package(AUTHN_HOME, package)
-    alice, alice_id, alice_secret = css_account(css, "alice")
-    bob, bob_id, bob_secret = css_account(css, "bob")
+    a, b = css_account(css, "alice"), css_account(css, "bob")
+    alice, alice_id, alice_secret = a.webid, a.client_id, a.secret
+    bob, bob_id, bob_secret = b.webid, b.client_id, b.secret
     with httpx.Client(base_url=podviews_oidc, timeout=60,
                       headers={"authorization": f"Bearer {ADMIN}"}) as admin:
         assert admin.post("/admin/agents", json={"webid": alice, "role": "owner"}

@@ -1,8 +1,9 @@
 """Differential Web Access Control: the same ACL documents and the same
-requests, by the same agents, sent to `podviews serve` (a pod's root) and to
-a Community Solid Server 7 deciding by WAC (its root storage). On CSS an
-agent is named by an ``Authorization: WebID <iri>`` header (its test-only
-extractor); on ours by the bearer token of the agent with that WebID. The
+requests, by the same logged-in agents, sent to `podviews serve` (a pod of
+Alice's) and to a Community Solid Server 7 deciding by WAC (Alice's pod
+there). The CSS is also the identity provider: Alice, Bob and Carol have
+accounts and WebIDs on it, and each logs in once (client credentials, a
+DPoP-bound access token) and sends that token to both servers. The
 status codes — and the caller's and the public's ``WAC-Allow`` of every
 successful GET — must agree, except for the differences in ``DIFFERENCES``,
 each with the sentence that allows it; a listed difference that no longer
@@ -17,34 +18,31 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import ADMIN, NODE, css_server, owned_pod
+from tests.e2e.conftest import ADMIN, NODE, css_server
+from tests.e2e.solid_login import Login, css_account
 
 pytestmark = pytest.mark.skipif(not NODE, reason="Node.js is not installed: no Community "
                                                    "Solid Server")
 
-WAC_CONFIG = Path(__file__).parent / "css" / "wac-webid-header.json"
+WAC_CONFIG = Path(__file__).parent / "css" / "wac.json"
 TTL = {"content-type": "text/turtle"}
 AGENTS = ("anonymous", "alice", "bob", "carol")
-WEBIDS = {a: f"https://{a}.wac.test/profile#me" for a in AGENTS[1:]}
 ACL = ("@prefix acl: <http://www.w3.org/ns/auth/acl#>.\n"
        "@prefix foaf: <http://xmlns.com/foaf/0.1/>.\n")
-ROOT_ACL = ACL + (f"<#owner> a acl:Authorization; acl:agent <{WEBIDS['alice']}>;\n"
-                  "  acl:mode acl:Read, acl:Write, acl:Append, acl:Control;\n"
-                  "  acl:accessTo <./>; acl:default <./>.\n")
-OWNER = (f"<#owner> a acl:Authorization; acl:agent <{WEBIDS['alice']}>;\n"
+OWNER = ("<#owner> a acl:Authorization; acl:agent <{alice}>;\n"
          "  acl:mode acl:Read, acl:Write, acl:Control; acl:accessTo <{target}>{default}.\n")
 # path -> ACL document (relative IRIs: the same text on both servers); each
 # names alice, as the pod owner's ACL documents do on CSS (on ours she is the
 # owner, whom no ACL document can shut out)
 DOCUMENTS = {
-    "shared/.acl": ACL + OWNER.format(target="./", default="; acl:default <./>") + (
-        f"<#read> a acl:Authorization; acl:agent <{WEBIDS['bob']}>; acl:mode acl:Read;\n"
+    "shared/.acl": ACL + OWNER.replace("{target}", "./").replace("{default}", "; acl:default <./>") + (
+        "<#read> a acl:Authorization; acl:agent <{bob}>; acl:mode acl:Read;\n"
         "  acl:accessTo <./>; acl:default <./>.\n"
-        f"<#write> a acl:Authorization; acl:agent <{WEBIDS['carol']}>;\n"
+        "<#write> a acl:Authorization; acl:agent <{carol}>;\n"
         "  acl:mode acl:Read, acl:Write; acl:accessTo <./>; acl:default <./>.\n"),
-    "shared/pub.acl": ACL + OWNER.format(target="./pub", default="") + ("<#public> a acl:Authorization; acl:agentClass foaf:Agent;\n"
+    "shared/pub.acl": ACL + OWNER.replace("{target}", "./pub").replace("{default}", "") + ("<#public> a acl:Authorization; acl:agentClass foaf:Agent;\n"
                              "  acl:mode acl:Read; acl:accessTo <./pub>.\n"),
-    "inbox/.acl": ACL + OWNER.format(target="./", default="; acl:default <./>") + ("<#append> a acl:Authorization; acl:agentClass acl:AuthenticatedAgent;"
+    "inbox/.acl": ACL + OWNER.replace("{target}", "./").replace("{default}", "; acl:default <./>") + ("<#append> a acl:Authorization; acl:agentClass acl:AuthenticatedAgent;"
                          "\n  acl:mode acl:Append; acl:accessTo <./>; acl:default <./>.\n"),
 }
 N3 = ("@prefix solid: <http://www.w3.org/ns/solid/terms#>.\n"
@@ -87,41 +85,31 @@ Send = Callable[[str, str, str, dict[str, str], str], httpx.Response]
 
 @pytest.fixture(scope="module")
 def css_wac() -> Iterator[str]:
-    with css_server(WAC_CONFIG) as base:
+    with css_server(WAC_CONFIG, host="localhost") as base:
         yield base
 
 
-def _css(base: str) -> Send:
+def _named(text: str, webids: dict[str, str]) -> str:
+    """``text`` with {alice}, {bob}, {carol} replaced by their WebIDs."""
+    for who, webid in webids.items():
+        text = text.replace(f"{{{who}}}", webid)
+    return text
+
+
+def _sender(root: str, logins: dict[str, Login], webids: dict[str, str]) -> Send:
+    """Requests to the storage at ``root``, as the logged-in agents."""
     client = httpx.Client(timeout=60)
 
     def send(who: str, method: str, path: str, headers: dict[str, str],
              body: str) -> httpx.Response:
-        auth = {} if who == "anonymous" else {"authorization": f"WebID {WEBIDS[who]}"}
-        return client.request(method, base + path, headers={**headers, **auth}, content=body)
+        return client.request(method, root + path, headers=headers,
+                              content=_named(body, webids), auth=logins.get(who))
     return send
 
 
-def _ours(base: str) -> Send:
-    pod = owned_pod(base, "wac", )
-    tokens = {"alice": pod.token}
-    with httpx.Client(base_url=base, headers={"authorization": f"Bearer {ADMIN}"}) as admin:
-        for who in ("bob", "carol"):
-            r = admin.post("/admin/agents", json={"webid": WEBIDS[who], "role": "consumer"})
-            assert r.status_code == 201, r.text
-            tokens[who] = r.json()["token"]
-    # the owner's WebID is the pod's: alice's ACL authorization names it too
-    client = httpx.Client(timeout=60)
-
-    def send(who: str, method: str, path: str, headers: dict[str, str],
-             body: str) -> httpx.Response:
-        auth = {} if who == "anonymous" else {"authorization": f"Bearer {tokens[who]}"}
-        return client.request(method, pod.url + path, headers={**headers, **auth}, content=body)
-    return send
-
-
-def _set_up(send: Send, setup_as: str) -> None:
-    """The root ACL (alice's), alice's resources, then the ACL documents."""
-    assert send(setup_as, "PUT", ".acl", TTL, ROOT_ACL).status_code in (201, 204, 205)
+def _set_up(send: Send) -> None:
+    """Alice's resources, then the ACL documents (each pod's root ACL is
+    its owner's: CSS's pod template, our default)."""
     for path in ("shared/doc", "shared/pub", "inbox/x", "private"):
         assert send("alice", "PUT", path, TTL, "<#a> <#b> 1 .").status_code == 201
     for path, doc in DOCUMENTS.items():
@@ -151,11 +139,20 @@ def run(send: Send) -> dict[tuple[str, str], dict[str, object]]:
 
 
 def test_the_same_access_decisions_as_the_community_solid_server(
-        css_wac: str, podviews: str) -> None:
-    theirs_send = _css(css_wac)
-    ours_send = _ours(podviews)
-    _set_up(theirs_send, "anonymous")  # CSS's initial root ACL lets anyone control it
-    _set_up(ours_send, "alice")
+        css_wac: str, podviews_oidc: str) -> None:
+    accounts = {who: css_account(css_wac, who) for who in AGENTS[1:]}
+    webids = {who: a.webid for who, a in accounts.items()}
+    logins = {who: Login(css_wac, a) for who, a in accounts.items()}
+    with httpx.Client(base_url=podviews_oidc, timeout=60,
+                      headers={"authorization": f"Bearer {ADMIN}"}) as admin:
+        assert admin.post("/admin/agents", json={"webid": webids["alice"], "role": "owner"}
+                          ).status_code == 201
+        r = admin.post("/admin/pods", json={"name": "wac", "owner": webids["alice"]})
+        assert r.status_code == 201, r.text
+    ours_send = _sender(r.json()["url"], logins, webids)
+    theirs_send = _sender(f"{css_wac}alice/", logins, webids)
+    _set_up(theirs_send)
+    _set_up(ours_send)
     ours, theirs = run(ours_send), run(theirs_send)
     found: dict[tuple[str, str, str], tuple[object, object]] = {}
     for key in ours:
