@@ -20,7 +20,7 @@ import re2
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
-from views.compare import compare, datetime_value, equals, same_term
+from views.compare import compare, date_value, datetime_value, equals, same_term
 from views.terms import (
     ExprError,
     Number,
@@ -441,14 +441,18 @@ for _n, _a in (("MD5", "md5"), ("SHA1", "sha1"), ("SHA256", "sha256"), ("SHA384"
 
 
 def _cast_string(a: Identifier) -> Literal:
+    """xsd:string(a) (SPARQL 1.1 §17.5): a number or boolean's canonical form;
+    any other literal (an ill-typed one too: it has no value) or IRI, its text."""
     if isinstance(a, BNode):
         raise ExprError("cast of a blank node")
-    if isinstance(a, Literal) and a.datatype == XSD.boolean:
-        return Literal("true" if _cast_boolean(a) == boolean(True) else "false",
-                       datatype=XSD.string)
-    if numeric_type(a) is not None:
-        return Literal(canonical_number(numeric_value(a)), datatype=XSD.string)
-    return Literal(str(a), datatype=XSD.string)
+    try:
+        if isinstance(a, Literal) and a.datatype == XSD.boolean:
+            return Literal("true" if _cast_boolean(a) == boolean(True) else "false")
+        if numeric_type(a) is not None:
+            return Literal(canonical_number(numeric_value(a)))
+    except ExprError:
+        pass  # ill-typed: its lexical form
+    return Literal(str(a))
 
 
 def canonical_number(v: object) -> str:
@@ -472,8 +476,8 @@ def canonical_number(v: object) -> str:
 
 def _cast_numeric(kind: URIRef) -> Fn:
     def f(a: Identifier) -> Literal:
-        if isinstance(a, Literal) and a.datatype == XSD.boolean:
-            return make_numeric(1 if ebv(a) else 0, kind)
+        if isinstance(a, Literal) and a.datatype == XSD.boolean:  # ill-typed: an error
+            return make_numeric(1 if _cast_boolean(a) == boolean(True) else 0, kind)
         if numeric_type(a) is not None:
             v = numeric_value(a)
             if (kind in (XSD.integer, XSD.decimal) and isinstance(v, float)
@@ -507,11 +511,21 @@ def _cast_boolean(a: Identifier) -> Literal:
 
 
 def _cast_datetime(a: Identifier) -> Literal:
+    if isinstance(a, Literal) and a.datatype == XSD.date:  # XPath §19.1.5: midnight
+        date_value(a)
+        zone = _zone_of(str(a))
+        day = str(a)[:len(str(a)) - len(zone)]
+        return Literal(f"{day}T00:00:00{zone}", datatype=XSD.dateTime)
     if isinstance(a, Literal) and (a.datatype == XSD.dateTime or is_plain_string(a)):
         out = Literal(str(a).strip(), datatype=XSD.dateTime)
         datetime_value(out)
         return out
     raise ExprError("cast to dateTime")
+
+
+def _zone_of(lexical: str) -> str:
+    m = re.search(r"(Z|[+-]\d\d:\d\d)$", lexical)
+    return m.group(1) if m else ""
 
 
 FUNCTIONS[str(XSD.string)] = _cast_string
