@@ -15,8 +15,8 @@ import os
 
 from hypothesis import HealthCheck, given, seed, settings
 
-from tests.engine.fuzz_terms import Case, Changes, cases, check_case
-from views.compile import compile_query
+from tests.engine.fuzz_terms import PREFIXES, Case, Changes, cases, check_case
+from views.compile import compiled
 from views.dataset import Dataset
 from views.interpret import Maintainer
 from views.kset import KSet
@@ -40,8 +40,7 @@ class InMemory:
     """The case's view maintained by the engine's rules in memory."""
 
     def __init__(self, case: Case) -> None:
-        q = compile_query("PREFIX : <http://ex/> PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
-                          + case.query).query
+        q = compiled(PREFIXES + case.query).query
         self.ds = Dataset()
         self.view = Maintainer(plan_of(q.pattern), self.ds)
 
