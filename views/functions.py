@@ -378,18 +378,26 @@ def _abs(a: Identifier) -> Literal:
 # ------------------------------------------------------------- dates, hashes
 
 
-def _dt_part(name: str, get: Callable[[dt.datetime], object], kind: URIRef) -> None:
+def _day_value(a: Identifier) -> dt.datetime:
+    """An xsd:dateTime's value, or an xsd:date's: YEAR, MONTH, DAY, TIMEZONE
+    and TZ take both (XPath's year-from-date and friends; SPARQL 1.1 names
+    dateTime only, pyoxigraph takes both)."""
+    if isinstance(a, Literal) and a.datatype == XSD.date:
+        return date_value(a)
+    return datetime_value(a)
+
+
+def _dt_part(name: str, get: Callable[[dt.datetime], int], dates: bool) -> None:
     def f(a: Identifier) -> Literal:
-        v = get(datetime_value(a))
-        return make_numeric(v, kind) if kind != XSD.string else Literal(str(v))  # type: ignore[arg-type]
+        return make_numeric(get((_day_value if dates else datetime_value)(a)), XSD.integer)
     FUNCTIONS[name] = f
 
 
-_dt_part("YEAR", lambda d: d.year, XSD.integer)
-_dt_part("MONTH", lambda d: d.month, XSD.integer)
-_dt_part("DAY", lambda d: d.day, XSD.integer)
-_dt_part("HOURS", lambda d: d.hour, XSD.integer)
-_dt_part("MINUTES", lambda d: d.minute, XSD.integer)
+_dt_part("YEAR", lambda d: d.year, dates=True)
+_dt_part("MONTH", lambda d: d.month, dates=True)
+_dt_part("DAY", lambda d: d.day, dates=True)
+_dt_part("HOURS", lambda d: d.hour, dates=False)
+_dt_part("MINUTES", lambda d: d.minute, dates=False)
 
 
 @fn("SECONDS")
@@ -400,7 +408,7 @@ def _seconds(a: Identifier) -> Literal:
 
 
 def _offset(a: Identifier) -> dt.timedelta:
-    d = datetime_value(a)
+    d = _day_value(a)
     if d.tzinfo is None:
         raise ExprError("no timezone")
     return d.utcoffset()  # type: ignore[return-value]
@@ -419,7 +427,7 @@ def _timezone(a: Identifier) -> Literal:
 
 @fn("TZ")
 def _tz(a: Identifier) -> Literal:
-    datetime_value(a)
+    _day_value(a)
     m = re.search(r"(Z|[+-]\d\d:\d\d)$", str(a))
     return Literal(m.group(1) if m else "")
 
