@@ -3,10 +3,10 @@ the reference evaluator and every executor use (architecture decision 8).
 
 - ``compare``: SPARQL's ``<``, ``>``, ``<=``, ``>=`` (SPARQL 1.1 §17.3 operator
   mapping): numbers with type promotion (XPath op:numeric-less-than), strings
-  by code point, booleans, xsd:dateTime and xsd:date by the XML Schema partial
+  by code point (language-tagged ones with the same tag too), booleans, xsd:dateTime and xsd:date by the XML Schema partial
   order (a timezoned and an untimezoned value compare through the ±14 h range
   of the implicit timezone; inside it the comparison is indeterminate, a type
-  error), yearMonth and dayTime durations.
+  error), durations by the XSD partial order (all three types).
 - ``equals``: SPARQL's ``=`` (op:numeric-equal and friends, else RDFterm-equal).
 - ``order_key``: ORDER BY's total order (SPARQL 1.1 §15.1): unbound < blank
   nodes < IRIs < literals; literals by ``<`` wherever it is defined, then a
@@ -126,6 +126,35 @@ def _instants(x: dt.datetime, y: dt.datetime) -> int:
     raise ExprError("indeterminate comparison of a timezoned and an untimezoned value")
 
 
+# XSD 1.1 §3.3.6.2: durations are ordered by where they lead from these four
+_REFERENCES = tuple(dt.datetime(y, m, 1, tzinfo=dt.UTC)
+                    for y, m in ((1696, 9), (1697, 2), (1903, 3), (1903, 7)))
+
+
+def _after(start: dt.datetime, d: tuple[int, Decimal]) -> dt.datetime:
+    """``start`` + the duration (XSD 1.1 §E.3.3; the references fall on a
+    month's first day, so months add without pinning the day)."""
+    months = start.year * 12 + start.month - 1 + d[0]
+    moved = start.replace(year=months // 12, month=months % 12 + 1)
+    return moved + dt.timedelta(seconds=float(d[1]))
+
+
+def duration_key(d: tuple[int, Decimal]) -> dt.datetime:
+    return _after(_REFERENCES[0], d)
+
+
+def _durations(x: tuple[int, Decimal], y: tuple[int, Decimal]) -> int:
+    """The XSD partial order of durations (all three duration types): P < Q
+    when it is from each reference; equal when months and seconds are; else
+    indeterminate, an error."""
+    if x == y:
+        return 0
+    orders = {_cmp(_after(s, x), _after(s, y)) for s in _REFERENCES}
+    if len(orders) == 1 and 0 not in orders:
+        return orders.pop()
+    raise ExprError("indeterminate comparison of durations")
+
+
 def _cmp(x: Any, y: Any) -> int:
     return (x > y) - (x < y)
 
@@ -153,7 +182,11 @@ def compare(a: Identifier, b: Identifier) -> int:
         return _numeric(a, b)
     if is_plain_string(a) and is_plain_string(b):
         return _cmp(str(a), str(b))
+    if a.language is not None and a.language == b.language:
+        return _cmp(str(a), str(b))  # an extension SPARQL 1.2 makes: one tag, by code point
     da, db = a.datatype, b.datatype
+    if da in _ALL_DURATIONS and db in _ALL_DURATIONS:
+        return _durations(duration_value(a), duration_value(b))
     if da != db:
         raise ExprError("incomparable terms")
     if da == XSD.boolean:
@@ -162,8 +195,6 @@ def compare(a: Identifier, b: Identifier) -> int:
         return _instants(datetime_value(a), datetime_value(b))
     if da == XSD.date:
         return _instants(date_value(a), date_value(b))
-    if da in DURATIONS:
-        return _cmp(duration_value(a), duration_value(b))
     raise ExprError("incomparable terms")
 
 
@@ -180,11 +211,6 @@ def equals(a: Identifier, b: Identifier) -> bool:
     false for terms of different known kinds, an error for two literals we
     cannot tell apart by value."""
     if isinstance(a, Literal) and isinstance(b, Literal):
-        if a.datatype in _ALL_DURATIONS and b.datatype in _ALL_DURATIONS:
-            try:  # op:duration-equal, across the duration types
-                return duration_value(a) == duration_value(b)
-            except ExprError:
-                pass
         try:
             return compare(a, b) == 0
         except ExprError:
@@ -275,7 +301,7 @@ def _family(t: Literal) -> tuple[int, Any]:
     if is_plain_string(t):
         return 2, str(t)
     if t.language is not None:
-        return 3, (str(t), t.language)
+        return 3, (t.language, str(t))
     try:
         value = _value_of(t)
     except ExprError:
@@ -283,7 +309,6 @@ def _family(t: Literal) -> tuple[int, Any]:
     if isinstance(value, dt.datetime):
         utc = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
         return (4 if t.datatype == XSD.dateTime else 5), utc
-    groups = {XSD.boolean: 6, XSD.dayTimeDuration: 7, XSD.yearMonthDuration: 8}
-    if t.datatype not in groups:
-        return 9, 0  # xsd:duration is partially ordered only: by its lexical form
-    return groups[t.datatype], value
+    if t.datatype in _ALL_DURATIONS:  # a linear extension of their partial order
+        return 7, duration_key(value)  # type: ignore[arg-type]
+    return 6, value  # booleans

@@ -20,7 +20,7 @@ import re2
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
-from views.compare import compare, datetime_value, equals, same_term
+from views.compare import compare, date_value, datetime_value, equals, same_term
 from views.terms import (
     ExprError,
     Number,
@@ -378,18 +378,26 @@ def _abs(a: Identifier) -> Literal:
 # ------------------------------------------------------------- dates, hashes
 
 
-def _dt_part(name: str, get: Callable[[dt.datetime], object], kind: URIRef) -> None:
+def _day_value(a: Identifier) -> dt.datetime:
+    """An xsd:dateTime's value, or an xsd:date's: YEAR, MONTH, DAY, TIMEZONE
+    and TZ take both (XPath's year-from-date and friends; SPARQL 1.1 names
+    dateTime only, pyoxigraph takes both)."""
+    if isinstance(a, Literal) and a.datatype == XSD.date:
+        return date_value(a)
+    return datetime_value(a)
+
+
+def _dt_part(name: str, get: Callable[[dt.datetime], int], dates: bool) -> None:
     def f(a: Identifier) -> Literal:
-        v = get(datetime_value(a))
-        return make_numeric(v, kind) if kind != XSD.string else Literal(str(v))  # type: ignore[arg-type]
+        return make_numeric(get((_day_value if dates else datetime_value)(a)), XSD.integer)
     FUNCTIONS[name] = f
 
 
-_dt_part("YEAR", lambda d: d.year, XSD.integer)
-_dt_part("MONTH", lambda d: d.month, XSD.integer)
-_dt_part("DAY", lambda d: d.day, XSD.integer)
-_dt_part("HOURS", lambda d: d.hour, XSD.integer)
-_dt_part("MINUTES", lambda d: d.minute, XSD.integer)
+_dt_part("YEAR", lambda d: d.year, dates=True)
+_dt_part("MONTH", lambda d: d.month, dates=True)
+_dt_part("DAY", lambda d: d.day, dates=True)
+_dt_part("HOURS", lambda d: d.hour, dates=False)
+_dt_part("MINUTES", lambda d: d.minute, dates=False)
 
 
 @fn("SECONDS")
@@ -400,7 +408,7 @@ def _seconds(a: Identifier) -> Literal:
 
 
 def _offset(a: Identifier) -> dt.timedelta:
-    d = datetime_value(a)
+    d = _day_value(a)
     if d.tzinfo is None:
         raise ExprError("no timezone")
     return d.utcoffset()  # type: ignore[return-value]
@@ -419,7 +427,7 @@ def _timezone(a: Identifier) -> Literal:
 
 @fn("TZ")
 def _tz(a: Identifier) -> Literal:
-    datetime_value(a)
+    _day_value(a)
     m = re.search(r"(Z|[+-]\d\d:\d\d)$", str(a))
     return Literal(m.group(1) if m else "")
 
@@ -441,14 +449,18 @@ for _n, _a in (("MD5", "md5"), ("SHA1", "sha1"), ("SHA256", "sha256"), ("SHA384"
 
 
 def _cast_string(a: Identifier) -> Literal:
+    """xsd:string(a) (SPARQL 1.1 §17.5): a number or boolean's canonical form;
+    any other literal (an ill-typed one too: it has no value) or IRI, its text."""
     if isinstance(a, BNode):
         raise ExprError("cast of a blank node")
-    if isinstance(a, Literal) and a.datatype == XSD.boolean:
-        return Literal("true" if _cast_boolean(a) == boolean(True) else "false",
-                       datatype=XSD.string)
-    if numeric_type(a) is not None:
-        return Literal(canonical_number(numeric_value(a)), datatype=XSD.string)
-    return Literal(str(a), datatype=XSD.string)
+    try:
+        if isinstance(a, Literal) and a.datatype == XSD.boolean:
+            return Literal("true" if _cast_boolean(a) == boolean(True) else "false")
+        if numeric_type(a) is not None:
+            return Literal(canonical_number(numeric_value(a)))
+    except ExprError:
+        pass  # ill-typed: its lexical form
+    return Literal(str(a))
 
 
 def canonical_number(v: object) -> str:
@@ -472,8 +484,8 @@ def canonical_number(v: object) -> str:
 
 def _cast_numeric(kind: URIRef) -> Fn:
     def f(a: Identifier) -> Literal:
-        if isinstance(a, Literal) and a.datatype == XSD.boolean:
-            return make_numeric(1 if ebv(a) else 0, kind)
+        if isinstance(a, Literal) and a.datatype == XSD.boolean:  # ill-typed: an error
+            return make_numeric(1 if _cast_boolean(a) == boolean(True) else 0, kind)
         if numeric_type(a) is not None:
             v = numeric_value(a)
             if (kind in (XSD.integer, XSD.decimal) and isinstance(v, float)
@@ -507,11 +519,21 @@ def _cast_boolean(a: Identifier) -> Literal:
 
 
 def _cast_datetime(a: Identifier) -> Literal:
+    if isinstance(a, Literal) and a.datatype == XSD.date:  # XPath §19.1.5: midnight
+        date_value(a)
+        zone = _zone_of(str(a))
+        day = str(a)[:len(str(a)) - len(zone)]
+        return Literal(f"{day}T00:00:00{zone}", datatype=XSD.dateTime)
     if isinstance(a, Literal) and (a.datatype == XSD.dateTime or is_plain_string(a)):
         out = Literal(str(a).strip(), datatype=XSD.dateTime)
         datetime_value(out)
         return out
     raise ExprError("cast to dateTime")
+
+
+def _zone_of(lexical: str) -> str:
+    m = re.search(r"(Z|[+-]\d\d:\d\d)$", lexical)
+    return m.group(1) if m else ""
 
 
 FUNCTIONS[str(XSD.string)] = _cast_string

@@ -6,8 +6,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
-import rdflib
-from pyparsing import ParseException
+from pyparsing import ParseException, ParseResults
 from rdflib import RDF
 from rdflib.paths import Path
 from rdflib.plugins.sparql import algebra as rdf_algebra
@@ -18,8 +17,6 @@ from rdflib.term import BNode, Identifier, Literal, URIRef, Variable
 from views import algebra as A
 from views.errors import EngineError, SparqlSyntaxError, UnsupportedFeature
 from views.terms import canonical
-
-rdflib.NORMALIZE_LITERALS = False  # keep lexical forms: "01"^^xsd:integer stays "01"
 
 _BASE: ContextVar[str | None] = ContextVar("base", default=None)
 _ARG_ORDER = ("arg", "arg1", "arg2", "arg3", "text", "start", "length", "pattern",
@@ -46,6 +43,7 @@ def parse(text: str, base: str | None = None) -> A.Query:
         tree = parseQuery(text)
     except ParseException as e:
         raise SparqlSyntaxError(str(e.msg), e.lineno, e.col) from None
+    _keep_constant_filters(tree)
     try:
         query = rdf_algebra.translateQuery(tree, base=base)
         translated = query.algebra
@@ -58,6 +56,30 @@ def parse(text: str, base: str | None = None) -> A.Query:
         return _query(translated)
     finally:
         _BASE.reset(token)
+
+
+def _keep_constant_filters(node: Any) -> None:
+    """rdflib's translation drops a FILTER whose expression is a literal
+    Python finds false (``FILTER(0)``, ``FILTER(false)``, ``FILTER("")``:
+    ``if filters:``); wrapped in a one-operand && it stays, meaning the same."""
+    if isinstance(node, CompValue):
+        leaf = _leaf(node.expr) if node.name == "Filter" else None
+        if isinstance(leaf, Literal) or (isinstance(leaf, CompValue) and leaf.name == "literal"):
+            node["expr"] = CompValue("ConditionalAndExpression", expr=leaf, other=[])
+        children = list(node.values())
+    elif isinstance(node, (list, tuple, ParseResults)):
+        children = list(node)
+    else:
+        return
+    for child in children:
+        _keep_constant_filters(child)
+
+
+def _leaf(e: Any) -> Any:
+    """What rdflib simplifies a one-operand expression chain to."""
+    while isinstance(e, CompValue) and e.name.endswith("Expression") and e.other is None:
+        e = e.expr
+    return e
 
 
 def _query(q: CompValue) -> A.Query:

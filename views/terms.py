@@ -7,8 +7,13 @@ import math
 import re
 from decimal import Decimal
 
+import rdflib
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
+
+# Keep lexical forms: "01"^^xsd:integer is a term of its own (RDF 1.1 term
+# equality), so rdflib must not rewrite it to "1" when it builds a Literal.
+rdflib.NORMALIZE_LITERALS = False
 
 Number = int | Decimal | float
 

@@ -1,0 +1,55 @@
+"""The differential term fuzzer on the in-memory engine (issue 15): each case
+(tests/engine/fuzz_terms.py) is maintained incrementally through random
+insert/delete batches and compared after every batch with pyoxigraph
+evaluating from scratch.
+
+``PODVIEWS_FUZZ_EXAMPLES`` is the number of cases of the whole fuzzer (this
+file runs all of them; the pipeline's share is in
+tests/maintenance/test_fuzz_pipeline.py); ``PODVIEWS_FUZZ_SEED`` runs a
+different, random stream of cases (the default is derandomized, the same
+on every run)."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, given, seed, settings
+
+from tests.engine.fuzz_terms import PREFIXES, Case, Changes, cases, check_case
+from views.compile import compiled
+from views.dataset import Dataset
+from views.interpret import Maintainer
+from views.kset import KSet
+from views.plan import plan_of
+
+EXAMPLES = int(os.environ.get("PODVIEWS_FUZZ_EXAMPLES", "5000"))
+SEED = os.environ.get("PODVIEWS_FUZZ_SEED")
+
+
+def fuzz_settings(examples: int):  # type: ignore[no-untyped-def]
+    """Hypothesis settings of the fuzzer: derandomized unless a seed is given."""
+    def apply(f):  # type: ignore[no-untyped-def]
+        f = settings(max_examples=max(examples, 1), deadline=None, database=None,
+                     derandomize=SEED is None, print_blob=True,
+                     suppress_health_check=list(HealthCheck))(f)
+        return seed(int(SEED))(f) if SEED is not None else f
+    return apply
+
+
+class InMemory:
+    """The case's view maintained by the engine's rules in memory."""
+
+    def __init__(self, case: Case) -> None:
+        q = compiled(PREFIXES + case.query).query
+        self.ds = Dataset()
+        self.view = Maintainer(plan_of(q.pattern), self.ds)
+
+    def __call__(self, changes: Changes) -> KSet:
+        self.view.apply(self.ds.apply(changes))
+        return self.view.result
+
+
+@fuzz_settings(EXAMPLES)
+@given(cases())
+def test_memory_engine_agrees_with_pyoxigraph(case: Case) -> None:
+    check_case(case, InMemory(case))
