@@ -5,6 +5,7 @@ its resource) and the owner's Control, which no ACL takes away."""
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 
 import pytest
@@ -149,3 +150,29 @@ def test_a_description_is_guarded_as_the_file_it_describes(w: World) -> None:
     assert w.client.patch("/pods/alice/pics/p.png.meta", content=patch,
                           headers={"content-type": "text/n3", **h}).status_code == 403
     assert w.client.get("/pods/alice/pics/p.png.meta").status_code == 401
+
+
+@pytest.mark.parametrize(("grant", "body", "status"), [
+    # Solid Protocol §5.3.1: insertions need Append, a WHERE Read, deletions Read and Write
+    ("acl:Append", "INSERT DATA { <#x> <#y> 2 }", 204),
+    ("acl:Append", "DELETE DATA { <#a> <#b> 1 }", 403),
+    ("acl:Append", "DELETE { ?s <#b> 1 } WHERE { ?s <#b> 1 }", 403),
+    ("acl:Read, acl:Append", "INSERT { ?s <#c> 3 } WHERE { ?s <#b> 1 }", 204),
+    ("acl:Write", "DELETE DATA { <#a> <#b> 1 }", 403),
+    ("acl:Read, acl:Write", "DELETE DATA { <#a> <#b> 1 }", 204),
+])
+def test_a_patch_needs_the_modes_of_what_it_does(w: World, grant: str, body: str,
+                                                 status: int) -> None:
+    name = f"m{zlib.crc32((grant + body).encode())}"
+    assert _put(w, f"{name}/doc", "<#a> <#b> 1 .") == 201
+    assert _put(w, f"{name}/.acl", ACL + (
+        f"<#g> a acl:Authorization; acl:agent <{w.webids['consumer']}>;"
+        f" acl:mode {grant}; acl:default <./>.\n")) == 201
+    r = w.client.patch(f"/pods/alice/{name}/doc", content=body, headers={
+        "content-type": "application/sparql-update", **w.as_("consumer")})
+    assert r.status_code == status, r.text
+    n3 = ("@prefix solid: <http://www.w3.org/ns/solid/terms#>.\n"
+          "_:p a solid:InsertDeletePatch; solid:inserts { <#n> <#m> 4 }.")
+    r = w.client.patch(f"/pods/alice/{name}/doc", content=n3, headers={
+        "content-type": "text/n3", **w.as_("consumer")})
+    assert r.status_code == 204, r.text  # every grant above holds Append (Write includes it)

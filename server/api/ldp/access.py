@@ -76,11 +76,22 @@ def modes(who: Principal, pod: Pod, path: str) -> frozenset[str]:
     return pod.policy.modes(path, webid, who.origin)
 
 
+PATCH = "patch:"  # + the modes a patch needs on an existing resource, joined by "+"
+
+
+def patching(needs: frozenset[str]) -> str:
+    """The operation of a patch needing ``needs`` (``patch.modes``) on an
+    existing resource: an insert-only patch needs Append alone, one with a
+    WHERE Read as well, one that deletes Read and Write (Solid Protocol
+    §5.3.1); creating a resource by patch needs what a PUT does."""
+    return PATCH + ("+".join(m for m in MODES if m in needs) or APPEND)  # a no-op: Append
+
+
 def needed(conn: Connection, pod: Pod, path: str, op: str) -> list[tuple[str, str]]:
     """(mode, path) pairs the operation ``op`` needs (as the Community Solid
-    Server reads WAC): READ, POST (APPEND) and CONTROL their mode; a PUT or
-    PATCH (WRITE) Write on an existing resource, else Append on it and on
-    its container; DELETE Write on the resource and its container, and Read
+    Server reads WAC): READ, POST (APPEND) and CONTROL their mode; a PUT
+    (WRITE) Write on an existing resource, a PATCH the modes it needs there
+    (``patching``), else either Append on it and on its container; DELETE Write on the resource and its container, and Read
     on a container (it tells whether the container is empty)."""
     subject = acl_subject(path)
     if subject is not None:
@@ -88,9 +99,9 @@ def needed(conn: Connection, pod: Pod, path: str, op: str) -> list[tuple[str, st
     if (of := described(path)) is not None:
         return [(READ if op == READ else WRITE, of)]
     parent = containers_above(path)[-1:] if path else []
-    if op == WRITE:
+    if op == WRITE or op.startswith(PATCH):
         if pods.resource(conn, pod.id, path) is not None:
-            return [(WRITE, path)]
+            return [(m, path) for m in op.removeprefix(PATCH).split("+")]
         return [(APPEND, path), *((APPEND, p) for p in parent)]
     if op == DELETE:
         extra = [(READ, path)] if path == "" or path.endswith("/") else []

@@ -273,7 +273,7 @@ async def patch_resource(where: Where, request: Request, who: Who,
     settings = _settings(request)
     try:
         text = (await _body(request, who, pod, path, settings.max_patch_bytes,
-                            access.WRITE)).decode("utf-8")
+                            access.APPEND)).decode("utf-8")  # Write holds Append too
     except UnicodeDecodeError:
         raise patch.BadPatch("the patch is not UTF-8") from None
     base = _base(request)

@@ -22,6 +22,32 @@ from views import parse as _keeps_lexical_forms  # noqa: F401 - rdflib as views 
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
 
+# What a patch does to a resource, as Web Access Control reads it (Solid
+# Protocol §5.3.1): a WHERE reads it, insertions append, deletions read and
+# write. ``modes`` of a change that does not say is Read and Write.
+READS, APPENDS, DELETES = frozenset({"read"}), frozenset({"append"}), frozenset({"read", "write"})
+
+
+def modes(change: Change) -> frozenset[str]:
+    """The access modes applying ``change`` to an existing resource needs."""
+    return getattr(change, "modes", DELETES)
+
+
+def _needs(where: bool, inserts: bool, deletes: bool) -> frozenset[str]:
+    return ((READS if where else frozenset()) | (APPENDS if inserts else frozenset())
+            | (DELETES if deletes else frozenset()))
+
+
+@dataclass(frozen=True)
+class Patched:
+    """A patch applied by ``apply``, with the modes it needs."""
+
+    apply: Change
+    modes: frozenset[str]
+
+    def __call__(self, current: set[Triple]) -> set[Triple]:
+        return self.apply(current)
+
 
 @dataclass(frozen=True)
 class DataChange:
@@ -34,6 +60,10 @@ class DataChange:
 
     def __call__(self, current: set[Triple]) -> set[Triple]:
         return (current - self.deletes) | self.inserts
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return _needs(False, bool(self.inserts), bool(self.deletes))
 
 
 SOLID = Namespace("http://www.w3.org/ns/solid/terms#")
@@ -101,7 +131,7 @@ def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
             raise Conflict(f"{len(missing)} triple(s) of solid:deletes are not in the resource")
         return (current - gone) | {_bind(t, binding) for t in inserts}
 
-    return apply
+    return Patched(apply, _needs(bool(where), bool(inserts), bool(deletes)))
 
 
 def _formula(g: Graph, patch: Node, predicate: Identifier) -> list[Triple]:
@@ -167,17 +197,25 @@ def _rdflib_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     """The update checked now (400 before any lock) and evaluated when applied,
     both in a pool process (``offload``): rdflib's parser and evaluator are
     pure Python and would otherwise hold the API's GIL for seconds."""
-    offload.run(_checked, body, base)
+    needs = offload.run(_checked, body, base)
 
     def apply(current: set[Triple]) -> set[Triple]:
         return offload.run(_evaluated, body, base, steps, current)
 
-    return apply
+    return Patched(apply, needs)
 
 
-def _checked(body: str, base: str) -> None:
-    """``_translated`` for its errors only (its algebra does not pickle)."""
-    _translated(body, base)
+def _checked(body: str, base: str) -> frozenset[str]:
+    """``_translated`` for its errors and the modes the update needs (its
+    algebra does not pickle)."""
+    get = dict.get  # CompValue.get answers a missing key with its name
+    needs: frozenset[str] = frozenset()
+    for op in _translated(body, base).algebra:
+        where = op.name == "DeleteWhere" or bool(get(op, "where"))
+        inserts = op.name == "InsertData" or bool(get(op, "insert"))
+        deletes = op.name in ("DeleteData", "DeleteWhere") or bool(get(op, "delete"))
+        needs |= _needs(where, inserts, deletes)
+    return needs
 
 
 def _translated(body: str, base: str) -> Any:

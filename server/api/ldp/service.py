@@ -23,7 +23,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from server.api.auth import Principal
-from server.api.ldp import access, headers
+from server.api.ldp import access, headers, patch
 from server.api.ldp.headers import BINARY, CONTAINER, DESCRIPTION, DOCUMENT, Shape
 from server.api.ldp.patch import Change, DataChange
 from server.api.ldp.rdf import Triple
@@ -77,8 +77,9 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
     ``path`` (creating it when absent), under If-Match / If-None-Match;
     ``forward`` sends the write upstream once it is known to apply here,
     before it commits."""
+    op = access.patching(patch.modes(change)) if method == "PATCH" else access.WRITE
     with engine.begin() as c:
-        t = target(c, who, base, pod_name, path, access.WRITE)
+        t = target(c, who, base, pod_name, path, op)
         subject = described(c, t)
         if subject is not None:
             return _write_description(c, t, subject, change, method, if_match, if_none_match,
