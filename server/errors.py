@@ -29,12 +29,14 @@ class NotFound(ServiceError):
 
 
 class Unauthorized(ServiceError):
-    """Authentication is required."""
+    """Authentication is required: a bearer token, or a Solid-OIDC access
+    token bound to a DPoP proof (RFC 9449 §7.1)."""
 
     status = 401
 
     def __init__(self, detail: str | None = None) -> None:
-        super().__init__(detail, {"WWW-Authenticate": 'Bearer realm="podviews"'})
+        super().__init__(detail, {
+            "WWW-Authenticate": 'Bearer realm="podviews", DPoP realm="podviews"'})
 
 
 class Forbidden(ServiceError):

@@ -134,3 +134,12 @@ def test_profile_and_key_fetches_are_bounded() -> None:
             fetch(f"{it.base}/none", "text/turtle", 5, 1000, allow_private=True)
         with pytest.raises(FetchError, match="not an http"):
             fetch("file:///etc/passwd", "text/turtle", 5, 1000, allow_private=True)
+
+
+def test_a_request_without_credentials_is_offered_both_schemes(
+        oidc: tuple[World, Issuer]) -> None:
+    w, _ = oidc
+    r = _get(w, {})
+    assert r.status_code == 401
+    challenges = r.headers["www-authenticate"]
+    assert "Bearer " in challenges and "DPoP " in challenges, challenges
