@@ -259,3 +259,11 @@ def test_year_month_day_and_timezone_of_a_date() -> None:
                    "BIND(HOURS(?o) AS ?h) }")
     assert rows == [{"y": lit("2002", "integer"), "m": lit("1", "integer"), "d": lit("3", "integer"),
                      "z": lit("-PT5H", "dayTimeDuration"), "tz": lit("-05:00")}]
+
+
+def test_doubles_cast_to_string_as_xpath_writes_them() -> None:
+    """F&O 3.1 §19.1.2.2: decimal notation from 1e-6 up to 1e6, else the XSD
+    canonical form (``1E10`` lacked its ``.0``, ``1e-05`` was Python's)."""
+    data = ':a :p "1e10"^^xsd:double . :b :p "0.00001"^^xsd:double . :c :p "1.2345678912e-7"^^xsd:double .'
+    rows = answers(data, "SELECT ?z { ?s :p ?o BIND(xsd:string(?o) AS ?z) } ORDER BY ?s")
+    assert [str(r["z"]) for r in rows] == ["1.0E10", "0.00001", "1.2345678912E-7"]
