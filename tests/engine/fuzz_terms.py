@@ -34,6 +34,11 @@ deviation is excluded narrowly, by class, here:
 - D8. pyoxigraph takes the effective boolean value of an ill-typed number or
   boolean (``"abc"^^xsd:integer``) for an error; SPARQL 1.1 §17.2.2 says
   false: a value used as a condition is guarded so both engines err then.
+- D9. pyoxigraph takes a language-tagged string and any other literal for
+  different, ill-typed and unknown datatypes included; SPARQL 1.1 §17.4.1.7
+  (RDFterm-equal) makes two literals of which one has no known value a type
+  error: ``=`` and ``!=`` between a tagged and an untagged literal are
+  guarded to false in both engines.
 - D5. pyoxigraph's integers are 64 bits (XSD lets an implementation limit
   them): the catalogue's numbers stay small, so no sum overflows.
 - D4. A computed number's lexical form is the implementation's (SPARQL says
@@ -288,8 +293,9 @@ def _arithmetic(a: str, op: str, b: str) -> str:
 
 
 def _compare(a: str, op: str, b: str) -> str:
-    if op in ("=", "!="):
-        return f"({a} {op} {b})"
+    if op in ("=", "!="):  # D9: not a language-tagged string against another literal
+        one_tagged = f'COALESCE((LANG({a}) != "") != (LANG({b}) != ""), false)'
+        return f"IF({one_tagged}, false, ({a} {op} {b}))"
     # D2: pyoxigraph does not order booleans; both engines answer false then
     guard = f"COALESCE(DATATYPE({a}), \"\") != xsd:boolean && !sameTerm({a}, {b})"  # D7
     return f"({guard} && {a} {op} {b})"
