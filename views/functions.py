@@ -464,7 +464,13 @@ def _cast_string(a: Identifier) -> Literal:
 
 
 def canonical_number(v: object) -> str:
-    """The XPath canonical string of a number (xsd:string cast, §17.5)."""
+    """The XPath string of a number (F&O 3.1 §19.1.2.2, the xsd:string cast,
+    SPARQL 1.1 §17.5): a double from 1e-6 up to 1e6 as a decimal, others in
+    the XSD canonical form with an exponent.
+
+    >>> [canonical_number(x) for x in (1.0, 0.00001, 1e10, 1.2345678912e-7, -0.0, 1.50)]
+    ['1', '0.00001', '1.0E10', '1.2345678912E-7', '-0', '1.5']
+    """
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
@@ -472,13 +478,19 @@ def canonical_number(v: object) -> str:
             return "NaN"
         if math.isinf(v):
             return "INF" if v > 0 else "-INF"
-        if v == int(v) and abs(v) < 1e6:
-            return str(int(v))
-        if 1e-6 <= abs(v) < 1e6:
-            return repr(v)
-        mant, exp = f"{v:E}".split("E")
-        return f"{mant.rstrip('0').rstrip('.') if '.' in mant else mant}E{int(exp)}"
-    d = Decimal(v).normalize()  # type: ignore[arg-type]
+        if v == 0:
+            return "-0" if math.copysign(1, v) < 0 else "0"
+        d = Decimal(repr(v))
+        if Decimal("0.000001") <= abs(d) < 1_000_000:
+            return _decimal_string(d)
+        sign, digits, exp = d.normalize().as_tuple()
+        rest = "".join(map(str, digits[1:])) or "0"
+        return f"{'-' if sign else ''}{digits[0]}.{rest}E{len(digits) - 1 + int(exp)}"
+    return _decimal_string(Decimal(v))  # type: ignore[arg-type]
+
+
+def _decimal_string(d: Decimal) -> str:
+    d = d.normalize()
     return str(int(d)) if d == d.to_integral_value() else format(d, "f")
 
 

@@ -106,11 +106,24 @@ def _query(q: CompValue) -> A.Query:
                 pattern = A.Project(p=pattern, vars=variables)
             case "Distinct" | "Reduced":
                 pattern = A.Distinct(p=pattern)
+    _check_order(order, variables)
     if q.name == "AskQuery":
         return A.Query(form="ASK", pattern=pattern, variables=(), from_graphs=from_graphs,
                        from_named=from_named)
     return A.Query(form="SELECT", pattern=pattern, variables=variables, order=order,
                    limit=limit, offset=offset, from_graphs=from_graphs, from_named=from_named)
+
+
+def _check_order(order: tuple[A.OrderKey, ...], variables: tuple[str, ...]) -> None:
+    """ORDER BY is applied when results are read, to the projected solutions;
+    SPARQL orders before projecting (§18.2.5), so a key over a variable the
+    query does not project cannot be honoured: refused (decision 7), never
+    ignored."""
+    for key in order:
+        hidden = A.expr_vars(key.expr) - set(variables)
+        if hidden:
+            raise UnsupportedFeature(f"ORDER BY ?{min(hidden)}, a variable the query does not "
+                                     "project")
 
 
 def _dataset_clause(clause: Any) -> tuple[tuple[Identifier, ...], tuple[Identifier, ...]]:

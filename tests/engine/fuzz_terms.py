@@ -34,6 +34,11 @@ deviation is excluded narrowly, by class, here:
 - D8. pyoxigraph takes the effective boolean value of an ill-typed number or
   boolean (``"abc"^^xsd:integer``) for an error; SPARQL 1.1 §17.2.2 says
   false: a value used as a condition is guarded so both engines err then.
+- D9. pyoxigraph takes a language-tagged string and any other literal for
+  different, ill-typed and unknown datatypes included; SPARQL 1.1 §17.4.1.7
+  (RDFterm-equal) makes two literals of which one has no known value a type
+  error: ``=``, ``!=`` and ``IN`` between a tagged and an untagged literal
+  are guarded to false in both engines.
 - D5. pyoxigraph's integers are 64 bits (XSD lets an implementation limit
   them): the catalogue's numbers stay small, so no sum overflows.
 - D4. A computed number's lexical form is the implementation's (SPARQL says
@@ -256,7 +261,7 @@ class Exprs:
             st.tuples(st.sampled_from(["isNumeric", "isLiteral", "isIRI", "isBlank"]), operand)
             .map(lambda t: f"{t[0]}({t[1]})"),
             st.tuples(operand, operand).map(lambda t: f"sameTerm({t[0]}, {t[1]})"),
-            st.tuples(operand, operand, operand).map(lambda t: f"({t[0]} IN ({t[1]}, {t[2]}))"),
+            st.tuples(operand, operand, operand).map(lambda t: _in(*t)),
         )
 
     @cache  # noqa: B019 - one Exprs for the module
@@ -287,9 +292,18 @@ def _arithmetic(a: str, op: str, b: str) -> str:
     return f"IF(isNumeric({a}) && isNumeric({b}), ({a} {op} {b}), 1/0)"
 
 
+def _one_tagged(a: str, b: str) -> str:
+    """D9: one of two literals language-tagged, the other not."""
+    return f'COALESCE((LANG({a}) != "") != (LANG({b}) != ""), false)'
+
+
+def _in(a: str, b: str, c: str) -> str:
+    return f"IF({_one_tagged(a, b)} || {_one_tagged(a, c)}, false, ({a} IN ({b}, {c})))"
+
+
 def _compare(a: str, op: str, b: str) -> str:
     if op in ("=", "!="):
-        return f"({a} {op} {b})"
+        return f"IF({_one_tagged(a, b)}, false, ({a} {op} {b}))"
     # D2: pyoxigraph does not order booleans; both engines answer false then
     guard = f"COALESCE(DATATYPE({a}), \"\") != xsd:boolean && !sameTerm({a}, {b})"  # D7
     return f"({guard} && {a} {op} {b})"

@@ -203,7 +203,7 @@ def test_literals_keep_their_lexical_form_whoever_builds_them_first() -> None:
 
 def test_a_date_cast_to_datetime_is_its_midnight() -> None:
     rows = answers(':a :p "2002-01-01"^^xsd:date . :b :p "2002-01-01Z"^^xsd:date .',
-                   "SELECT ?z { ?s :p ?o BIND(xsd:dateTime(?o) AS ?z) } ORDER BY ?s")
+                   "SELECT ?s ?z { ?s :p ?o BIND(xsd:dateTime(?o) AS ?z) } ORDER BY ?s")
     assert values(rows, "z") == [lit("2002-01-01T00:00:00", "dateTime").n3(),
                                  lit("2002-01-01T00:00:00Z", "dateTime").n3()]
 
@@ -259,3 +259,23 @@ def test_year_month_day_and_timezone_of_a_date() -> None:
                    "BIND(HOURS(?o) AS ?h) }")
     assert rows == [{"y": lit("2002", "integer"), "m": lit("1", "integer"), "d": lit("3", "integer"),
                      "z": lit("-PT5H", "dayTimeDuration"), "tz": lit("-05:00")}]
+
+
+def test_doubles_cast_to_string_as_xpath_writes_them() -> None:
+    """F&O 3.1 §19.1.2.2: decimal notation from 1e-6 up to 1e6, else the XSD
+    canonical form (``1E10`` lacked its ``.0``, ``1e-05`` was Python's)."""
+    data = ':a :p "1e10"^^xsd:double . :b :p "0.00001"^^xsd:double . :c :p "1.2345678912e-7"^^xsd:double .'
+    rows = answers(data, "SELECT ?s ?z { ?s :p ?o BIND(xsd:string(?o) AS ?z) } ORDER BY ?s")
+    assert [str(r["z"]) for r in rows] == ["1.0E10", "0.00001", "1.2345678912E-7"]
+
+
+def test_order_by_a_variable_the_query_does_not_project_is_refused() -> None:
+    """ORDER BY is applied to the projected solutions when read; SPARQL orders
+    before projecting, so ``SELECT ?z … ORDER BY ?s`` was silently unordered."""
+    import pytest
+
+    from views.errors import UnsupportedFeature
+
+    with pytest.raises(UnsupportedFeature, match="does not project"):
+        compile_query("SELECT ?z { ?s ?p ?z } ORDER BY ?s")
+    compile_query("SELECT * { ?s ?p ?z } ORDER BY ?s")  # projected: fine

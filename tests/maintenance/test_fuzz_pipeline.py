@@ -4,7 +4,7 @@ so the pod's default graph counts support), its jobs run by workers on the
 SQL executor — and a few on Spark — its state in Postgres, and the results a
 reader gets compared after every batch with pyoxigraph from scratch.
 
-Its share of ``PODVIEWS_FUZZ_EXAMPLES``: a 25th through SQL, a 1000th
+Its share of ``PODVIEWS_FUZZ_EXAMPLES``: a 25th through SQL, a 2500th
 through Spark (the in-memory engine runs all of them,
 tests/engine/test_fuzz_terms.py)."""
 
@@ -89,7 +89,7 @@ def test_sql_executor_agrees_with_pyoxigraph(engine: sa.Engine, case: Case) -> N
     check_case(case, InPipeline(engine, case, SQL))
 
 
-@fuzz_settings(max(EXAMPLES // 1000, 1))
+@fuzz_settings(max(EXAMPLES // 2500, 1))
 @given(case=cases())
 def test_spark_executor_agrees_with_pyoxigraph(engine: sa.Engine, case: Case) -> None:
     check_case(case, InPipeline(engine, case, SPARK))
