@@ -153,6 +153,8 @@ def test_verification_on_spark_finds_drift(migrated: str) -> None:
 ])
 def test_w3c_through_spark(migrated: str, test_id: str) -> None:
     category, name = test_id.split("/manifest#")
-    [test] = [t for t in w3c.discover(SUITE / category) if t.id.endswith("#" + name)]
+    found = [t for t in w3c.discover(SUITE / category) if t.id.endswith("#" + name)]
+    assert len(found) == 1, f"the W3C suite is not at {SUITE} (../shared beside the checkout)"
+    [test] = found
     outcome = w3c.run_test(test, "incremental", 0, w3c._SqlHarness(migrated, "spark"))
     assert outcome.status == "passed", outcome.reason
