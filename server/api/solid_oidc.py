@@ -27,11 +27,12 @@ from urllib.parse import urlsplit, urlunsplit
 from joserfc import jws, jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet, import_key
-from rdflib import Graph, URIRef
+from rdflib import URIRef
 
 from server.api.fetch import FetchError, fetch
+from server.api.ldp import rdf
 from server.config import Settings
-from server.errors import Unauthorized
+from server.errors import ServiceError, Unauthorized
 
 ALGORITHMS = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384",
               "PS512", "EdDSA")  # asymmetric only: never none, never a shared secret
@@ -215,13 +216,11 @@ class Verifier:
 
     def _profile_issuers(self, webid: str) -> list[str]:
         media, body = self._fetch(webid.split("#")[0], "text/turtle, application/ld+json;q=0.9")
-        g = Graph()
-        try:
-            g.parse(data=body, format="json-ld" if "json" in media else "turtle",
-                    publicID=webid.split("#")[0])
-        except Exception as e:  # noqa: BLE001 — any parser error: an unreadable profile
-            raise FetchError(f"the profile is not RDF: {type(e).__name__}") from None
-        return [str(o) for o in g.objects(URIRef(webid), OIDC_ISSUER)]
+        try:  # the bodies' parser: linear, bounded, JSON-LD contexts never fetched
+            triples = rdf.parse(body, media or "text/turtle", webid.split("#")[0])
+        except ServiceError as e:
+            raise FetchError(f"the profile is not RDF: {e}") from None
+        return [str(o) for s, p, o in triples if s == URIRef(webid) and p == OIDC_ISSUER]
 
     def _keyset(self, iss: str) -> KeySet:
         keys = self._keys.get(iss)
