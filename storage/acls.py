@@ -10,11 +10,6 @@ import hashlib
 from sqlalchemy import Connection, text
 
 
-def version(conn: Connection, pod: int) -> int:
-    return int(conn.execute(text("SELECT acl_version FROM pods WHERE id = :p"),
-                            {"p": pod}).scalar_one())
-
-
 def documents(conn: Connection, pod: int) -> list[tuple[str, str, str]]:
     """(path, root, N-Triples) of every ACL document of the pod."""
     return [(r.path, r.root, r.body) for r in conn.execute(text(

@@ -232,9 +232,10 @@ def agent_by_webid(conn: Connection, webid: str):  # type: ignore[no-untyped-def
 
 
 def pod_row(conn: Connection, name: str):  # type: ignore[no-untyped-def]
-    """The pod (id, name, owner_id, owner's WebID), or None."""
+    """The pod (id, name, owner_id, owner's WebID, acl_version: bumped by
+    every write of its ACL documents), or None."""
     return conn.execute(text(
-        "SELECT p.id, p.name, p.owner_id, a.webid AS owner FROM pods p "
+        "SELECT p.id, p.name, p.owner_id, a.webid AS owner, p.acl_version FROM pods p "
         "JOIN agents a ON a.id = p.owner_id WHERE p.name = :n"), {"n": name}).one_or_none()
 
 

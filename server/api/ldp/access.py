@@ -57,7 +57,7 @@ def load(conn: Connection, pod_name: str) -> Pod | None:
     if row is None:
         return None
     pid = int(row.id)
-    policy = wac.POLICIES.get(pid, acls.version(conn, pid), lambda: acls.documents(conn, pid))
+    policy = wac.POLICIES.get(pid, int(row.acl_version), lambda: acls.documents(conn, pid))
     return Pod(pid, row.name, int(row.owner_id), row.owner, policy)
 
 

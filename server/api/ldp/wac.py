@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rdflib import RDF, Graph, Namespace, URIRef
@@ -116,7 +117,8 @@ class Policies:
         self._lock = threading.Lock()
         self._kept: OrderedDict[int, tuple[int, Policy]] = OrderedDict()
 
-    def get(self, pod: int, version: int, load: object) -> Policy:
+    def get(self, pod: int, version: int,
+            load: Callable[[], Iterable[tuple[str, str, str]]]) -> Policy:
         """The pod's policy at ``version`` (``load()`` gives its documents'
         (path, root, N-Triples) when it is not kept)."""
         with self._lock:
@@ -125,7 +127,7 @@ class Policies:
                 self._kept.move_to_end(pod)
                 return kept[1]
         policy = Policy({path: authorizations(body, root)
-                         for path, root, body in load()})  # type: ignore[operator]
+                         for path, root, body in load()})
         with self._lock:
             self._kept[pod] = (version, policy)
             self._kept.move_to_end(pod)
