@@ -26,6 +26,12 @@ CSS_BIN = CSS_HOME / "node_modules" / ".bin" / "community-solid-server"
 CSS_CONFIG = Path(__file__).parent / "css" / "allow-all.json"
 ADMIN = "e2e-solid-admin-token"
 NODE = shutil.which("node") is not None
+# CSS answers a successful PUT, PATCH or DELETE with 205; a listed difference of both
+# differential tests
+HTTP_204 = ("RFC 9110 §9.3.4 (PUT): 'the origin server MUST send either a 200 (OK) or a 204 (No "
+            "Content) response to indicate successful completion of the request'; §9.3.5 "
+            "(DELETE) and RFC 5789 §2 (PATCH) name 204 likewise — CSS answers 205 (Reset "
+            "Content), which tells a client to reset its form.")
 
 
 def npm_package(home: Path, package: str) -> Path:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from tests.e2e.conftest import NODE, owned_pod
+from tests.e2e.conftest import HTTP_204, NODE, owned_pod
 
 pytestmark = pytest.mark.skipif(not NODE, reason="Node.js is not installed: no Community "
                                                    "Solid Server")
@@ -138,15 +138,11 @@ SCRIPT = [
 # (step or '*', aspect) -> the spec's sentence that allows the difference
 WAC = ("Web Access Control §: 'Servers exposing client's access privileges on a resource URL "
        "MUST advertise by including the WAC-Allow HTTP header' — CSS run with its allow-all "
-       "authorizer exposes none; we always do (owner-only until issue 17).")
+       "authorizer exposes none; we always do.")
 OPTIONS_ALLOW = ("LDP 1.0 §4.2.8.2: 'LDP servers MUST indicate their support for HTTP Methods "
                  "by responding to a HTTP OPTIONS request on the LDPR's URL with the HTTP Method "
                  "tokens in the HTTP response header Allow' — CSS's CORS layer answers every "
                  "OPTIONS before its LDP handlers, without Allow.")
-HTTP_204 = ("RFC 9110 §9.3.4 (PUT): 'the origin server MUST send either a 200 (OK) or a 204 (No "
-            "Content) response to indicate successful completion of the request'; §9.3.5 "
-            "(DELETE) and RFC 5789 §2 (PATCH) name 204 likewise — CSS answers 205 (Reset "
-            "Content), which tells a client to reset its form.")
 DIFFERENCES: dict[tuple[str, str], str] = {
     ("*", "WAC-Allow"): WAC,
     ("*", "status 204 for 205"): HTTP_204,
