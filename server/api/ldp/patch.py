@@ -18,7 +18,7 @@ from rdflib.term import BNode, Identifier, Node, Variable
 from server.api.ldp import data_update, offload
 from server.api.ldp.rdf import Triple
 from server.errors import BadRequest, Conflict, OverLimit
-from views import parse as _keeps_lexical_forms  # noqa: F401 - rdflib as views reads it, here and in offload's processes
+from views import terms as _keeps_lexical_forms  # noqa: F401 - rdflib keeps lexical forms, here and in offload's processes
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
 
