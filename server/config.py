@@ -48,6 +48,7 @@ class Settings(BaseSettings):
     # a view's change feed keeps its last feed_changes deltas, none older than feed_seconds
     feed_changes: int = 10_000
     feed_seconds: float = 7 * 24 * 3600.0
+    sse_heartbeat: float = 15.0  # seconds between heartbeats of an idle event stream
     max_body_bytes: int = 16 << 20  # a write's body (413 beyond, before it is read whole)
     max_patch_bytes: int = 1 << 20  # a PATCH's body (N3 and SPARQL parsers are not linear)
     max_literal_bytes: int = 1 << 20  # characters in one literal of a body

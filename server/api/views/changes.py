@@ -48,6 +48,7 @@ class Changes:
     since: int
     skip: int
     at: int | None
+    more: bool  # deltas follow this page already
     failed: str | None
 
 
@@ -86,12 +87,12 @@ def read(engine: Engine, who: Principal, view_id: int, since: int | None, skip: 
     if found and not found[-1].complete:  # the page ends inside a delta
         last = found[-1]
         return Changes(q.variables, snap, changes, last.seq - 1, last.skip + len(last.rows),
-                       None, None)
+                       None, True, None)
     read_to = found[-1].seq if found else since
     caught_up = pos.last is None or read_to >= pos.last
     at = max(read_to, int(v.watermark)) if caught_up else read_to
     failed = (s.note or "the view failed") if caught_up and s.status == "failed" else None
-    return Changes(q.variables, snap, changes, at, 0, at, failed)
+    return Changes(q.variables, snap, changes, at, 0, at, not caught_up, failed)
 
 
 def _change(d: feed.Delta, names: dict[int, Identifier], variables: tuple[str, ...]) -> Change:
