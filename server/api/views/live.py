@@ -82,7 +82,7 @@ class SharedReads:
     """Reads of a feed page shared by the streams that ask for the same one
     (view, caller, position) after the same job end."""
 
-    def __init__(self, size: int = 4096) -> None:
+    def __init__(self, size: int = 256) -> None:
         self.pages: OrderedDict[tuple, asyncio.Future[changes.Changes]] = OrderedDict()
         self.size = size
 
@@ -107,19 +107,20 @@ async def stream(engine: Engine, who: Principal, view_id: int, first: changes.Ch
     if first.snapshot is not None:
         yield sse("snapshot", {"seq": first.at, "head": {"vars": list(first.variables)},
                                "bindings": [_binding(b) for b in first.snapshot]}, first.at)
-    yield b"retry: 1000\n\n"
     page: changes.Changes | None = first
     held: changes.Change | None = None  # a delta read in parts is sent whole
     # seen = -1: one more read right away (a job may have ended since ``first`` was read)
     read_at, beat, seen = time.monotonic(), time.monotonic(), -1
     since, skip = first.since, first.skip
+    mine = object()  # a read not woken by a notice is this stream's own (a shared one may be stale)
     while not closing.is_set():
         generation = notices.generation(view_id)
         try:
             while page is not None or generation != seen or time.monotonic() - read_at >= RESYNC:
                 if page is None:
+                    own = (mine, read_at) if generation == seen else None
                     seen, read_at = generation, time.monotonic()
-                    page = await shared.read((view_id, who.agent, since, skip, generation),
+                    page = await shared.read((view_id, who.agent, since, skip, generation, own),
                                              engine, who, view_id, since, skip, budget)
                 for ch in page.changes:
                     held = ch if ch.skip == 0 else _joined(held, ch)
