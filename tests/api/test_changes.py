@@ -166,3 +166,33 @@ def test_the_event_stream_sends_the_snapshot_then_one_event_per_seq(migrated: st
         change = json.loads(events[1][2])
         assert change["seq"] == seq and len(change["added"]) == 4  # one event, the pages joined
         assert "part" not in change and beats >= 1
+
+
+def test_a_failed_view_ends_its_feed_with_the_problem(w: World, migrated: str) -> None:
+    import time
+
+    import sqlalchemy as sa
+
+    from storage import queue
+
+    view = _view(w, "SELECT ?s WHERE { ?s :p ?o }")
+    _grant(w)
+    seq = _put(w, ":a :p 1 .")
+    _rows(w, view, seq)
+    engine = sa.create_engine(migrated)
+    with engine.begin() as c:  # a job the worker cannot run, with no retries left
+        queue.enqueue(c, "grant", int(view.rsplit("/", 1)[1]), {"consent": "none"},
+                      max_attempts=1)
+    engine.dispose()
+    for _ in range(300):  # until the job is dead and the view failed
+        if w.client.get(view, headers=w.as_("consumer")).json()["status"] == "failed":
+            break
+        time.sleep(0.1)
+    page = w.client.get(f"{view}/changes?since={seq}", headers=w.as_("consumer")).json()
+    assert page["end"]["status"] == 409 and "invalid literal" in page["end"]["detail"]
+    r = w.client.get(f"{view}/changes", headers=w.as_("consumer"))
+    assert r.status_code == 409 and "failed" in r.json()["detail"]
+    with w.client.stream("GET", f"{view}/changes?since={seq}",
+                         headers={"accept": "text/event-stream", **w.as_("consumer")}) as r:
+        body = "".join(r.iter_text())  # the stream ends by itself
+    assert "event: end" in body and '"status":409' in body
