@@ -45,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         class Server(uvicorn.Server):
             def handle_exit(self, sig: int, frame: Any) -> None:
                 app.state.closing.set()  # event streams end, so the graceful shutdown can
+                if app.state.notices is not None:
+                    app.state.notices.wake_all()
                 super().handle_exit(sig, frame)
 
         try:

@@ -136,14 +136,16 @@ async def view_changes(view_id: Id, who: Who, db: Db, config: Config, request: R
         if not last_event_id.strip().isdigit():
             raise BadRequest(f"Last-Event-ID {last_event_id!r} is not a seq")
         since, skip = int(last_event_id), 0
-    first = await run_in_threadpool(changes.read, db, who, view_id, since, skip,
-                                    config.page_rows)
     if streaming:
+        begun = await run_in_threadpool(live.read_encoded, db, who, view_id, since, skip,
+                                        config.page_rows)
         state = request.app.state
         return StreamingResponse(
-            live.stream(db, who, view_id, first, config.page_rows, state.notices,
+            live.stream(db, who, view_id, begun, config.page_rows, state.notices,
                         state.closing, state.shared_reads, config.sse_heartbeat),
             media_type=SSE, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    first = await run_in_threadpool(changes.read, db, who, view_id, since, skip,
+                                    config.page_rows)
     headers = {"Link": f'<{live.next_url(view_id, first)}>; rel="next"'}
     if first.at is not None:
         headers["Podviews-Seq"] = str(first.at)

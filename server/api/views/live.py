@@ -19,6 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
@@ -78,40 +79,65 @@ def sse(kind: str, data: Any, seq: int | None = None) -> bytes:
     return f"{head}event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
 
+@dataclass(frozen=True)
+class Read:
+    """A page and its whole changes as SSE events, encoded once (in the thread
+    pool) for every stream that shares the read."""
+
+    page: changes.Changes
+    events: dict[int, bytes]  # by seq: the changes the page holds whole
+    snapshot: bytes | None = None
+
+
+def read_encoded(engine: Engine, who: Principal, view_id: int, since: int | None, skip: int,
+                 budget: int) -> Read:
+    """``changes.read`` and its events (the snapshot's too, without ``since``)."""
+    page = changes.read(engine, who, view_id, since, skip, budget)
+    snapshot = None if page.snapshot is None else sse("snapshot", {
+        "seq": page.at, "head": {"vars": list(page.variables)},
+        "bindings": [_binding(b) for b in page.snapshot]}, page.at)
+    return Read(page, {ch.seq: change_event(ch) for ch in page.changes
+                       if ch.skip == 0 and ch.complete}, snapshot)
+
+
+def change_event(ch: changes.Change) -> bytes:
+    return sse("change", change_json(ch), ch.seq)
+
+
 class SharedReads:
     """Reads of a feed page shared by the streams that ask for the same one
     (view, caller, position) after the same job end."""
 
     def __init__(self, size: int = 256) -> None:
-        self.pages: OrderedDict[tuple, asyncio.Future[changes.Changes]] = OrderedDict()
+        self.pages: OrderedDict[tuple, asyncio.Future[Read]] = OrderedDict()
         self.size = size
 
     async def read(self, key: tuple, engine: Engine, who: Principal, view_id: int,
-                   since: int, skip: int, budget: int) -> changes.Changes:
+                   since: int, skip: int, budget: int) -> Read:
         found = self.pages.get(key)
         if found is None or (found.done() and found.exception() is not None):
             found = asyncio.ensure_future(run_in_threadpool(
-                changes.read, engine, who, view_id, since, skip, budget))
+                read_encoded, engine, who, view_id, since, skip, budget))
             self.pages[key] = found
             while len(self.pages) > self.size:
                 self.pages.popitem(last=False)
         return await asyncio.shield(found)
 
 
-async def stream(engine: Engine, who: Principal, view_id: int, first: changes.Changes,
+async def stream(engine: Engine, who: Principal, view_id: int, first: Read,
                  budget: int, notices: ViewNotices, closing: threading.Event,
                  shared: SharedReads, heartbeat: float) -> AsyncIterator[bytes]:
     """The view's events from the page ``first`` on (read before the
     response began, so a refusal is an HTTP status): its snapshot as the
     first event when it holds one, then a change event per seq."""
     if first.snapshot is not None:
-        yield sse("snapshot", {"seq": first.at, "head": {"vars": list(first.variables)},
-                               "bindings": [_binding(b) for b in first.snapshot]}, first.at)
-    page: changes.Changes | None = first
+        yield first.snapshot
+    page: changes.Changes | None = first.page
+    encoded = first.events
     held: changes.Change | None = None  # a delta read in parts is sent whole
     # seen = -1: one more read right away (a job may have ended since ``first`` was read)
     read_at, beat, seen = time.monotonic(), time.monotonic(), -1
-    since, skip = first.since, first.skip
+    since, skip = first.page.since, first.page.skip
     mine = object()  # a read not woken by a notice is this stream's own (a shared one may be stale)
     while not closing.is_set():
         generation = notices.generation(view_id)
@@ -120,18 +146,22 @@ async def stream(engine: Engine, who: Principal, view_id: int, first: changes.Ch
                 if page is None:
                     own = (mine, read_at) if generation == seen else None
                     seen, read_at = generation, time.monotonic()
-                    page = await shared.read((view_id, who.agent, since, skip, generation, own),
+                    done = await shared.read((view_id, who.agent, since, skip, generation, own),
                                              engine, who, view_id, since, skip, budget)
+                    page, encoded = done.page, done.events
                 for ch in page.changes:
+                    if ch.seq in encoded:
+                        yield encoded[ch.seq]
+                        continue
                     held = ch if ch.skip == 0 else _joined(held, ch)
-                    if held.complete:
-                        yield sse("change", change_json(held), held.seq)
+                    if held.complete:  # a delta read in parts: encoded here, off the loop
+                        yield await run_in_threadpool(change_event, held)
                         held = None
                 since, skip = page.since, page.skip
                 if page.failed is not None:
                     yield sse("end", problem(409, "The view failed", page.failed))
                     return
-                more, page = page.more, None
+                more, page, encoded = page.more, None, {}
                 if not more:
                     break
         except NotReady:  # a revocation being applied: its retraction follows
@@ -143,7 +173,7 @@ async def stream(engine: Engine, who: Principal, view_id: int, first: changes.Ch
             beat = time.monotonic()
             yield b": heartbeat\n\n"
         await notices.wait_async(view_id, generation,
-                                 max(0.05, heartbeat - (time.monotonic() - beat)))
+                                 max(0.05, heartbeat - (time.monotonic() - beat)), RESYNC)
     yield sse("end", problem(503, "The server is shutting down",
                              "reconnect with Last-Event-ID to resume"))
 
