@@ -138,15 +138,16 @@ async def stream(engine: Engine, who: Principal, view_id: int, first: Read,
     # seen = -1: one more read right away (a job may have ended since ``first`` was read)
     read_at, beat, seen = time.monotonic(), time.monotonic(), -1
     since, skip = first.page.since, first.page.skip
-    mine = object()  # a read not woken by a notice is this stream's own (a shared one may be stale)
     while not closing.is_set():
         generation = notices.generation(view_id)
         try:
             while page is not None or generation != seen or time.monotonic() - read_at >= RESYNC:
                 if page is None:
-                    own = (mine, read_at) if generation == seen else None
+                    # a read not woken by a notice is shared within its RESYNC period: a
+                    # page read earlier in it may be stale, the next period's is not
+                    resync = int(time.monotonic() // RESYNC) if generation == seen else None
                     seen, read_at = generation, time.monotonic()
-                    done = await shared.read((view_id, who.agent, since, skip, generation, own),
+                    done = await shared.read((view_id, who.agent, since, skip, generation, resync),
                                              engine, who, view_id, since, skip, budget)
                     page, encoded = done.page, done.events
                 for ch in page.changes:

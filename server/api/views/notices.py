@@ -45,7 +45,8 @@ class ViewNotices:
                 return
             self.waiters[view].add(waiter)
         try:
-            await asyncio.wait_for(event.wait(), min(timeout, recheck))
+            async with asyncio.timeout(min(timeout, recheck)):  # no task per wait (wait_for's)
+                await event.wait()
         except TimeoutError:
             pass
         finally:
