@@ -172,7 +172,8 @@ async def stream(engine: Engine, who: Principal, view_id: int, first: Read,
             return
         if time.monotonic() - beat >= heartbeat:
             beat = time.monotonic()
-            yield b": heartbeat\n\n"
+            yield b": heartbeat\n"  # a comment; no blank line, which lenient clients
+            # (httpx-sse) dispatch as an empty "message" event with the last id
         await notices.wait_async(view_id, generation,
                                  max(0.05, heartbeat - (time.monotonic() - beat)), RESYNC)
     yield sse("end", problem(503, "The server is shutting down",
