@@ -35,8 +35,8 @@ from tests.maintenance.test_pipeline import QUERIES, _vocab, drain
 from views.compile import compiled
 
 ADMIN = Principal("admin")
-OPS = int(os.environ.get("PODVIEWS_FEED_OPS", "16"))
-KILLS = int(os.environ.get("PODVIEWS_FEED_KILLS", "3"))  # expected workers killed
+OPS = int(os.environ.get("PODVIEWS_FEED_OPS", "12"))
+KILLS = int(os.environ.get("PODVIEWS_FEED_KILLS", "2"))  # expected workers killed
 Row = tuple[tuple[str, tuple], ...]
 
 
