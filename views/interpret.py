@@ -21,6 +21,8 @@ of join, EXISTS and grouping for maintaining and for evaluating from scratch.
 - Distinct: a mapping enters or leaves with its support.
 - Group: the groups touched by Δ are recomputed from their members, so
   MIN/MAX survive deletion of the current extreme.
+- Closure (``p+``): the edges' support changes; insertions semi-naive,
+  deletions Backward/Forward (``views.closure_node``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from views import algebra as A
 from views import plan as P
 from views.aggregates import Key, group_key, group_row
 from views.bgp import join_patterns, match_quad
+from views.closure_node import closure_delta
 from views.dataset import Before, Delta, QuadStore
 from views.errors import ViewTooLarge
 from views.exists import BatchExists, exists_patterns_of
@@ -119,6 +122,8 @@ def delta(n: P.Node, b: Batch) -> KSet:
             return _distinct(n, b)
         case P.Group():
             return _group(n, b)
+        case P.Closure():
+            return closure_delta(n, b.was(n.child), b.d[n.child.id], b.was(n))
     raise TypeError(n)
 
 
