@@ -208,9 +208,9 @@ class BackwardForward:
         if self.is_source(x) and (E, x, z) not in self.S and z in self.g.out(x):
             self.steps += 1
             yield (E, x, z)
-        for y in self.g.inn(z):
+        for y in _middles(self.g, x, z):
             self.steps += 1
-            if (T, x, y) in self.S or (E, y, z) in self.S or not self.g.reach(x, y):
+            if (T, x, y) in self.S or (E, y, z) in self.S:
                 continue
             yield (T, x, y)
             yield (E, y, z)
@@ -249,9 +249,58 @@ class BackwardForward:
             self.p_list.append(f)
 
 
-def backward_forward(g: Before, deleted: set[Pair], is_source: IsSource) -> set[Pair]:
-    """The pairs of T with no proof once the ``deleted`` edges are gone."""
+def backward_forward(g: Before, deleted: set[Pair], is_source: IsSource,
+                     detours: bool = True) -> set[Pair]:
+    """The pairs of T with no proof once the ``deleted`` edges are gone.
+
+    With ``detours``, the first backward step is on the edges themselves: a
+    deleted edge u → v whose u still reaches v over the remaining edges
+    changes no pair (every path through it has a detour), so only the other
+    deleted edges go to Algorithm 1 — the others stay in E for it, which
+    leaves the closure the same. Inside a strongly connected community this
+    finds the alternative once instead of once per source."""
+    if detours:
+        deleted = {e for e in deleted if not _detour(g, e, deleted)}
+        if not deleted:
+            return set()
     return BackwardForward(g, deleted, is_source).removed()
+
+
+def _detour(g: Before, edge: Pair, deleted: set[Pair]) -> bool:
+    """Whether edge[0] reaches edge[1] without the ``deleted`` edges: a
+    bidirectional breadth-first search that grows the smaller frontier, so
+    it stops early when either side's reach is small (a cut found) or when a
+    short detour exists."""
+    u, v = edge
+    fwd, back = {u}, {v}
+    f_front, b_front = [u], [v]
+    while f_front and b_front:
+        forward = len(f_front) <= len(b_front)
+        front, seen, other = (f_front, fwd, back) if forward else (b_front, back, fwd)
+        nxt = []
+        for a in front:
+            for b in (g.out(a) if forward else g.inn(a)):
+                if b in seen or ((a, b) if forward else (b, a)) in deleted:
+                    continue
+                if b in other:
+                    return True
+                seen.add(b)
+                nxt.append(b)
+        if forward:
+            f_front = nxt
+        else:
+            b_front = nxt
+    return False
+
+
+def _middles(g: Before, x: Node, z: Node) -> Iterator[Node]:
+    """y with T(x, y) and an edge y → z (the body of r2 for the head
+    T(x, z)), joined from the smaller side: x's reachable nodes or z's
+    in-neighbours (a hub of a hierarchy has thousands)."""
+    ins, outs = g.inn(z), g.succ(x)
+    if len(outs) < len(ins):
+        return (y for y in outs if z in g.out(y))
+    return (y for y in ins if g.reach(x, y))
 
 
 # ------------------------------------------------------------------- DRed
@@ -287,8 +336,8 @@ def dred(g: Before, deleted: set[Pair], is_source: IsSource) -> set[Pair]:
     back: set[Pair] = set()
     for x, z in over:                                                 # DR4
         if (is_source(x) and edge(x, z)) or any(
-                (x, y) not in over and g.reach(x, y) and z not in gone_out.get(y, ())
-                for y in g.inn(z)):
+                (x, y) not in over and z not in gone_out.get(y, ())
+                for y in _middles(g, x, z)):
             back.add((x, z))
     work = list(back)
     while work:                                                       # DR5
