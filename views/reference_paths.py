@@ -52,26 +52,27 @@ class PathEval:
         raise TypeError(path)
 
     def _link(self, s: A.Slot, p: Identifier, o: A.Slot) -> KSet:
+        return self._matches(s, p, o, ())
+
+    def _negated(self, s: A.Slot, path: A.NegSet, o: A.Slot) -> KSet:
+        """§18.4 NPS: a triple whose predicate is not excluded (forward), or
+        a reversed one (inverse members)."""
         out: KSet = {}
-        for ts, _, to in self.triples(_const(s), p, _const(o)):
-            row = _bind({}, s, ts)
+        for excluded, a, b in ((path.fwd, s, o), (path.inv, o, s)):
+            if excluded:
+                add_into(out, self._matches(a, None, b, excluded).items())
+        return out
+
+    def _matches(self, s: A.Slot, p: Identifier | None, o: A.Slot,
+                 excluded: tuple[Identifier, ...]) -> KSet:
+        """One solution per triple ``s p o`` (``p`` None: any predicate
+        outside ``excluded``)."""
+        out: KSet = {}
+        for ts, tp, to in self.triples(_const(s), p, _const(o)):
+            row = _bind({}, s, ts) if tp not in excluded else None
             row = _bind(row, o, to) if row is not None else None
             if row is not None:
                 add_into(out, [(mu(row), 1)])
-        return out
-
-    def _negated(self, s: A.Slot, path: A.NegSet, o: A.Slot) -> KSet:
-        out: KSet = {}
-        for excluded, a, b in ((path.fwd, s, o), (path.inv, o, s)):
-            if not excluded:
-                continue
-            for ts, tp, to in self.triples(_const(a), None, _const(b)):
-                if tp in excluded:
-                    continue
-                row = _bind({}, a, ts)
-                row = _bind(row, b, to) if row is not None else None
-                if row is not None:
-                    add_into(out, [(mu(row), 1)])
         return out
 
     def _mod(self, s: A.Slot, path: A.Mod, o: A.Slot) -> KSet:
