@@ -216,6 +216,17 @@ def _measure(name: str, edges: list[Pair], kinds: dict[str, list[Pair]], inserts
     return rows
 
 
+def _cuts(edges: list[Pair], large: list[Pair]) -> list[Pair]:
+    """Edges of large communities whose deletion disconnects some pair: the
+    only edge into a member, or the only edge out of one."""
+    ins: dict[int, int] = {}
+    outs: dict[int, int] = {}
+    for a, b in edges:
+        outs[a] = outs.get(a, 0) + 1
+        ins[b] = ins.get(b, 0) + 1
+    return [(a, b) for a, b in large if ins[b] == 1 or outs[a] == 1]
+
+
 def _known(r: Reach, e: Pair) -> bool:
     """Both ends of ``e`` already terms of the graph (a new term adds a
     zero-length pair)."""
@@ -241,7 +252,8 @@ def run(edges: int = 100_000, samples: int = 200, ox_samples: int = 3,
     inserts = [(rng.choice(members), rng.choice(members)) for _ in range(samples * 2)]  # two
     # large communities, mostly: a new acquaintance joining their reachable sets
     rows = _measure("?x foaf:knows+ ?y", knows, {
-        "inside a large community": large, "a bridge": bridges, "any edge": knows},
+        "inside a large community": large, "cutting a large community": _cuts(knows, large),
+        "a bridge": bridges, "any edge": knows},
         inserts, KNOWS, samples, ox_samples, False, rng)
     sub, tree = hierarchy(edges, rng)
     classes = edges
