@@ -26,6 +26,8 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from typing import Protocol
 
+from views.errors import ViewTooLarge
+
 Node = Hashable
 Pair = tuple[Hashable, Hashable]
 Fact = tuple[int, Hashable, Hashable]  # (E or T, a, b)
@@ -72,11 +74,12 @@ def _index(pairs: Iterable[Pair]) -> tuple[dict, dict]:
 
 
 def insert(g: Before, removed: set[Pair], deleted: set[Pair], inserted: set[Pair],
-           is_source: IsSource) -> set[Pair]:
+           is_source: IsSource, max_rows: int | None = None) -> set[Pair]:
     """The pairs that the ``inserted`` edges add to T, where the edges are
     E − ``deleted`` + ``inserted`` and T is the old T − ``removed`` (the
     outcome of the batch's deletions): semi-naive, a worklist of new facts
-    joined with the current edges."""
+    joined with the current edges. More than ``max_rows`` new pairs raise
+    ``ViewTooLarge`` at once."""
     gone_out, _ = _index(deleted)
     new_out, _ = _index(inserted)
     _, removed_in = _index(removed)
@@ -89,6 +92,9 @@ def insert(g: Before, removed: set[Pair], deleted: set[Pair], inserted: set[Pair
 
     def derive(x: Node, y: Node) -> None:
         if not has(x, y):
+            if max_rows is not None and len(added) >= max_rows:
+                raise ViewTooLarge(f"an arbitrary-length path connects more than {max_rows:,} "
+                                   "new pairs at once")
             added.add((x, y))
             added_in[y].add(x)
             work.append((x, y))

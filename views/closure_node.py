@@ -126,9 +126,11 @@ class _Before:
 
 
 def closure_delta(n: P.Closure, edges_before: KRelation, edges_delta: KSet,
-                  before: KRelation) -> KSet:
+                  before: KRelation, max_rows: int | None = None) -> KSet:
     """ΔT of node ``n`` from its child's old output and delta and its own old
-    output (SPARQL 1.1 §18.4 ALP: the edges are a set, T is a set)."""
+    output (SPARQL 1.1 §18.4 ALP: the edges are a set, T is a set). More
+    than ``max_rows`` new pairs raise ``ViewTooLarge`` as soon as they are
+    derived (a closure can be quadratic in its edges)."""
     shape = _Shape(n)
     was = edges_before.get_many(edges_delta)
     inserted: set[Pair] = set()
@@ -144,7 +146,7 @@ def closure_delta(n: P.Closure, edges_before: KRelation, edges_delta: KSet,
         return {}
     g = _Before(shape, edges_before, before)
     removed = backward_forward(g, deleted, shape.is_source) if deleted else set()
-    added = insert(g, removed, deleted, inserted, shape.is_source)
+    added = insert(g, removed, deleted, inserted, shape.is_source, max_rows)
     out: KSet = {}
     for x, y in removed - added:
         out[shape.row(x, y)] = -1

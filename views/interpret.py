@@ -57,6 +57,7 @@ class Batch:
         self.old: QuadStore = _EMPTY if fresh else Before(new, delta)
         self.d: dict[str, KSet] = {}
         self._before = before
+        self.max_rows: int | None = None  # a node's change passing it: ViewTooLarge
         self.by_predicate: dict[A.Slot, list[tuple[tuple, int]]] = {}
         for quad, sign in delta.items():
             self.by_predicate.setdefault(quad[2], []).append((quad, sign))
@@ -123,7 +124,7 @@ def delta(n: P.Node, b: Batch) -> KSet:
         case P.Group():
             return _group(n, b)
         case P.Closure():
-            return closure_delta(n, b.was(n.child), b.d[n.child.id], b.was(n))
+            return closure_delta(n, b.was(n.child), b.d[n.child.id], b.was(n), b.max_rows)
     raise TypeError(n)
 
 
@@ -451,6 +452,7 @@ class Maintainer:
         node's delta stored as soon as it is known and dropped once every
         reader has read it."""
         b = Batch(self.ds, {}, True, self._relation)
+        b.max_rows = self.max_rows
         readers = self.plan.parents()
         for done, n in enumerate(self.plan.nodes, 1):
             b.d[n.id] = self._delta(n, b)
@@ -469,6 +471,7 @@ class Maintainer:
             return {}
         new = ds or self.ds
         b = Batch(new, change, False, self._relation)
+        b.max_rows = self.max_rows
         for v in self.virtual:
             v.source = b.old  # parents read their children as they were
         try:

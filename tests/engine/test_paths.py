@@ -116,3 +116,21 @@ def test_zero_length_pairs_follow_the_graphs_terms() -> None:
     view.apply(ds.apply([((None, A, Q, lit), -1)]))
     assert {(str(dict(m)["s"]), str(dict(m)["o"])) for m in view.result} == {
         (EX + "b", EX + "b"), ("1", "1")}
+
+
+def test_a_closure_is_estimated_quadratic_and_bounded_while_it_grows() -> None:
+    """A cycle through E edges connects E² pairs: registration estimates
+    that (one end constant: E), and a backfill stops as soon as the pairs
+    pass the limit, before the closure is complete."""
+    from views import cost
+    from views.errors import ViewTooLarge
+
+    both = compile_query(f"SELECT * {{ ?s <{P}>+ ?o }}").plan
+    one = compile_query(f"SELECT * {{ <{A}> <{P}>+ ?o }}").plan
+    assert cost.estimate(both, lambda tp: 1000) == 1_000_000
+    assert cost.estimate(one, lambda tp: 1000) == 1000
+    ds = Dataset()
+    ring = [URIRef(f"{EX}n{i}") for i in range(60)]
+    ds.apply(((None, a, P, b), 1) for a, b in zip(ring, ring[1:] + ring[:1]))
+    with pytest.raises(ViewTooLarge, match="more than 1,000 new pairs"):
+        Maintainer(both, ds, max_rows=1000)
