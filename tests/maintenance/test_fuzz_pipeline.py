@@ -105,10 +105,9 @@ def test_sql_executor_maintains_paths_like_pyoxigraph(engine: sa.Engine, case: P
     check_path_case(case, InPipeline(engine, case, SQL))
 
 
-def test_paths_under_auto_stay_on_sql(engine: sa.Engine) -> None:
-    """Spark cannot run a Closure: under ``auto`` (Spark wherever it can)
-    such a view's jobs fall back to the SQL executor, before Spark starts,
-    and stay correct."""
+def test_paths_on_spark(engine: sa.Engine) -> None:
+    """A Closure on Spark (semi-naive rounds until one finds no new pair),
+    the state replaced by the difference after every batch."""
     from rdflib import URIRef
 
     from tests.engine.fuzz_terms import EX
