@@ -175,10 +175,6 @@ class BackwardForward:
                 if (E, b, z) not in self.O:
                     yield (T, a, z)
 
-    def _in_old(self, f: Fact) -> bool:
-        k, a, b = f
-        return b in self.g.out(a) if k == E else self.g.reach(a, b)
-
     def check(self, f0: Fact) -> None:
         """checkProvability (Algorithm 2), with an explicit stack: each frame
         is a fact and the body atoms of its rule instances still to check."""

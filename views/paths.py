@@ -36,7 +36,7 @@ from views import algebra as A
 
 def expand_paths(p: A.Pattern) -> A.Pattern:
     """``p`` with every property path rewritten (EXISTS included)."""
-    fresh = (f"_:path{i}" for i in itertools.count(1))
+    fresh = (f"_:%path{i}" for i in itertools.count(1))  # % is in no blank node label
     return _rewrite(p, fresh)  # type: ignore[return-value]
 
 

@@ -35,7 +35,7 @@ class PathEval:
                 return self.eval(o, path.path, s)
             case A.Seq():
                 self.n += 1
-                v = f"_:ref{self.n}"
+                v = f"_:%ref{self.n}"
                 out: KSet = {}
                 for m1, k1 in self.eval(s, path.left, v).items():
                     d1 = dict(m1)
@@ -103,7 +103,7 @@ class PathEval:
 
     def _step(self, x: Identifier, path: A.PathExpr) -> set[Identifier]:
         self.n += 1
-        v = f"_:ref{self.n}"
+        v = f"_:%ref{self.n}"
         return {dict(m)[v] for m in self.eval(x, path, v)}
 
     def _alp(self, x: Identifier, path: A.Mod) -> set[Identifier]:

@@ -134,3 +134,10 @@ def test_a_closure_is_estimated_quadratic_and_bounded_while_it_grows() -> None:
     ds.apply(((None, a, P, b), 1) for a, b in zip(ring, ring[1:] + ring[:1]))
     with pytest.raises(ViewTooLarge, match="more than 1,000 new pairs"):
         Maintainer(both, ds, max_rows=1000)
+
+
+def test_a_blank_node_of_the_query_never_meets_a_paths_fresh_variable() -> None:
+    maintained, reference = _maintained_and_reference(
+        f"SELECT ?o ?x {{ _:path1 <{P}> ?o . ?o <{P}>/<{Q}> ?x }}",
+        [(A, P, A), (A, Q, Z)])
+    assert maintained == reference == [[("o", EX + "a"), ("x", EX + "z")]]
