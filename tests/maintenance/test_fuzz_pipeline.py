@@ -114,6 +114,6 @@ def test_paths_on_spark(engine: sa.Engine) -> None:
 
     a, b, c, p = (URIRef(EX + x) for x in "abcp")
     case = PathCase(pool=(), triples=((a, p, b), (b, p, c), (c, p, a), (a, p, c)),
-                    batches=(((0, 1), (1, 1), (2, 1), (3, 1)), ((2, -1),), ((3, -1), (2, 1))),
+                    batches=(((0, 1), (1, 1), (2, 1), (3, 1)), ((2, -1), (3, -1))),
                     query="SELECT * { ?s :p+ ?o }")
     check_path_case(case, InPipeline(engine, case, SPARK))
