@@ -141,3 +141,15 @@ def test_a_blank_node_of_the_query_never_meets_a_paths_fresh_variable() -> None:
         f"SELECT ?o ?x {{ _:path1 <{P}> ?o . ?o <{P}>/<{Q}> ?x }}",
         [(A, P, A), (A, Q, Z)])
     assert maintained == reference == [[("o", EX + "a"), ("x", EX + "z")]]
+
+
+@pytest.mark.parametrize(("query", "predicates"), [
+    (f"SELECT * {{ ?s <{P}>+/^<{Q}> ?o }}", {str(P), str(Q)}),
+    (f"SELECT * {{ ?s <{P}>* ?o }}", None),  # the zero-length pairs read every triple
+    (f"SELECT * {{ ?s !<{P}> ?o }}", None),
+])
+def test_a_path_view_wakes_for_the_predicates_it_can_read(query: str, predicates) -> None:  # type: ignore[no-untyped-def]
+    from views.relevance import predicates as relevant
+
+    found = relevant(compile_query(query).query)
+    assert (None if found is None else set(found)) == predicates
