@@ -65,6 +65,17 @@ def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
     return seq
 
 
+def record_consent(conn: Connection, pod: int) -> int:
+    """Log a consent granted or revoked over ``pod``: a change without
+    triples, whose sequence number is the position from which the views it
+    reaches reflect it (a job bringing a view to a position applies every
+    consent logged up to it)."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SEQUENCE_LOCK})
+    return int(conn.execute(text(
+        "INSERT INTO changes (pod_id, resource_id, inserted, deleted) VALUES (:pod, NULL, 0, 0) "
+        "RETURNING seq"), {"pod": pod}).scalar_one())
+
+
 def views_woken(conn: Connection, pod: int, predicates: set[int]) -> list[int]:
     """The views reading ``pod`` that a ΔG with these predicates can change:
     those matching any predicate, or one of them (design note 24). The
