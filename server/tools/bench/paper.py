@@ -27,6 +27,7 @@ import re
 import statistics
 import time
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,7 +149,7 @@ class Pod:
     """The dataset as a pod of 256 resources (by subject), kept equal to a
     pyoxigraph store."""
 
-    def __init__(self, engine: sa.Engine, triples: list[tuple], consumer_name: str) -> None:
+    def __init__(self, engine: sa.Engine, triples: Collection[tuple], consumer_name: str) -> None:
         self.engine = engine
         self.parts: dict[str, set[tuple]] = defaultdict(set)
         self.store = ox.Store()
