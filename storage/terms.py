@@ -29,7 +29,7 @@ from views.terms import (
     digest,
     digest_of,
     fields_of,
-    numeric_value,
+    number_of,
     term_of,
 )
 
@@ -93,6 +93,7 @@ _COLUMNS = ("digest", "kind", "lexical", "datatype", "lang", "num", "ts")
 # each; more go through COPY into a staging table. A pod write's few terms
 # took 5 statements through the staging table (docs/DESIGN-NOTES.md, item 21).
 FEW = 256
+_DATETIME = str(XSD.dateTime)
 _VALUED = {str(t) for t in (*INTEGER_TYPES, *NUMERIC_RANK, XSD.dateTime)}
 
 
@@ -103,16 +104,15 @@ def _row(key: bytes, f: TermFields) -> tuple[object, ...]:
     num: float | None = None
     ts: datetime | None = None
     if kind == 2 and datatype in _VALUED:
-        t = Literal(lexical, datatype=URIRef(datatype))
-        if t.datatype == XSD.dateTime:
+        if datatype == _DATETIME:
             try:
-                ts = datetime_value(t)
+                ts = datetime_value(Literal(lexical, datatype=XSD.dateTime))
                 ts = ts if ts.tzinfo is not None else None
             except ExprError:
                 ts = None
         else:
             try:
-                v = float(numeric_value(t))
+                v = float(number_of(lexical, URIRef(datatype)))
                 num = v if math.isfinite(v) else None
             except (ExprError, OverflowError):
                 num = None

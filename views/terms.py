@@ -63,9 +63,14 @@ def numeric_type(t: Identifier) -> URIRef | None:
     """The numeric family of a literal (integer, decimal, float, double) or None."""
     if not isinstance(t, Literal) or t.datatype is None:
         return None
-    if t.datatype in INTEGER_TYPES:
+    return numeric_family(t.datatype)
+
+
+def numeric_family(datatype: URIRef) -> URIRef | None:
+    """``numeric_type`` of a literal of this datatype."""
+    if datatype in INTEGER_TYPES:
         return XSD.integer
-    return t.datatype if t.datatype in NUMERIC_RANK else None
+    return datatype if datatype in NUMERIC_RANK else None
 
 
 # XSD 1.1 §3.3 lexical spaces (after whitespace collapsing)
@@ -96,18 +101,26 @@ def numeric_value(t: Identifier) -> Number:
     ...
     views.terms.ExprError: ill-typed http://www.w3.org/2001/XMLSchema#integer: 1_0
     """
-    kind = numeric_type(t)
+    if numeric_type(t) is None:
+        raise ExprError("not a number")
+    assert isinstance(t, Literal) and t.datatype is not None
+    return number_of(str(t), t.datatype)
+
+
+def number_of(lexical: str, datatype: URIRef) -> Number:
+    """``numeric_value`` of the literal with this lexical form and datatype,
+    without building it (a numeric datatype)."""
+    kind = numeric_family(datatype)
     if kind is None:
         raise ExprError("not a number")
-    lex = str(t).strip()
+    lex = lexical.strip()
     if not _LEXICAL[kind].fullmatch(lex):
         raise ExprError(f"ill-typed {kind}: {lex}")
     if kind == XSD.integer:
         v = int(lex)
-        assert isinstance(t, Literal) and t.datatype is not None
-        lo, hi = _RANGES.get(t.datatype, (None, None))
+        lo, hi = _RANGES.get(datatype, (None, None))
         if (lo is not None and v < lo) or (hi is not None and v > hi):
-            raise ExprError(f"{lex} is out of the range of {t.datatype}")
+            raise ExprError(f"{lex} is out of the range of {datatype}")
         return v
     if kind == XSD.decimal:
         return Decimal(lex)

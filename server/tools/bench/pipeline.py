@@ -15,6 +15,7 @@ sizes — cost must follow the delta, not the data.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import statistics
 import time
@@ -209,9 +210,12 @@ def drain(engine: sa.Engine, router: Router) -> int:
 
 
 def fresh_database(server_url: str, name: str) -> str:
-    """A new, migrated database on ``server_url``."""
+    """A new, migrated database on ``server_url``, named after ``name`` and
+    this checkout: two checkouts benching on one server do not drop each
+    other's database; a checkout's next run replaces its own."""
     admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
-    db = f"podviews_bench_{name}"
+    checkout = hashlib.sha1(str(Path(__file__).resolve().parents[3]).encode()).hexdigest()[:6]
+    db = f"podviews_bench_{name}_{checkout}"
     with admin.connect() as c:
         c.execute(sa.text(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)'))
         c.execute(sa.text(f'CREATE DATABASE "{db}"'))
