@@ -22,8 +22,8 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Row
 
 from server.executors import sql
-from server.executors.sql import run as rendered
 from server.executors.spark.config import NotOnSpark
+from server.executors.sql import run as rendered
 from server.maintenance.limits import Limits
 from server.maintenance.plans import ENGINE
 from server.maintenance.router import Router

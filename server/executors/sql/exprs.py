@@ -61,10 +61,28 @@ def condition(e: A.Expr, col: Column, iris: frozenset[str]) -> str | None:
                 _never_literal(b, iris):
             return _identity("=" if e.fn == "=" else "<>", a, b, col)
         case A.Call(fn="<" | ">" | "<=" | ">=", args=(a, b)):
-            if isinstance(a, A.Var) and isinstance(b, A.Const):
-                return _numeric(e.fn, a.name, b.term, col)
-            if isinstance(a, A.Const) and isinstance(b, A.Var):
-                return _numeric(_FLIP[e.fn], b.name, a.term, col)
+            if isinstance(a, A.Var) and (x := _number(b)) is not None:
+                return _numeric(e.fn, a.name, x, col)
+            if isinstance(b, A.Var) and (y := _number(a)) is not None:
+                return _numeric(_FLIP[e.fn], b.name, y, col)
+    return None
+
+
+def _number(e: A.Expr) -> Decimal | int | None:
+    """The value of an integer or decimal constant (signed); None for any
+    other expression, or an ill-typed constant."""
+    match e:
+        case A.Const(term=t) if numeric_type(t) in (XSD.integer, XSD.decimal):
+            try:
+                v = numeric_value(t)
+            except ExprError:
+                return None
+            if isinstance(v, float):
+                return None
+            return v
+        case A.Call(fn="neg" | "pos", args=(a,)):
+            inner = _number(a)
+            return None if inner is None else -inner if e.fn == "neg" else inner
     return None
 
 
@@ -87,25 +105,28 @@ def _identity(op: str, a: A.Expr, b: A.Expr, col: Column) -> str | None:
     return None if x is None or y is None else f"({x} {op} {y})"
 
 
-def _numeric(op: str, var: str, const: Identifier, col: Column) -> str | None:
-    """``?var op const`` for an integer or decimal constant (§17.3, XPath's
+def _numeric(op: str, var: str, v: Decimal | int, col: Column) -> str:
+    """``?var op v`` for an integer or decimal value (§17.3, XPath's
     op:numeric-less-than and friends)."""
-    if numeric_type(const) not in (XSD.integer, XSD.decimal):
-        return None
     c = col(var)
     if c is None:
         return "NULL::boolean"
-    try:
-        v = numeric_value(const)
-    except ExprError:
-        return "NULL::boolean"  # an ill-typed constant: every comparison errs
     exact = format(Decimal(v), "f")
     double = f"'{float(v)!r}'"
     exacts = ", ".join(f"'{d}'" for d in _EXACT)
     floats = ", ".join(f"'{d}'" for d in _FLOATS)
-    return (f"(SELECT CASE WHEN t.num IS NOT NULL AND t.datatype IN ({exacts}) "
+    # a well-formed literal whose value a double cannot hold has no ``num``
+    huge = (f"(t.datatype = '{XSD.integer}' AND t.lexical ~ '{_INTEGER}' OR "
+            f"t.datatype = '{XSD.decimal}' AND t.lexical ~ '{_DECIMAL}')")
+    return (f"(SELECT CASE WHEN t.datatype IN ({exacts}) AND (t.num IS NOT NULL OR {huge}) "
             f"THEN t.lexical::numeric {op} {exact}::numeric "
             f"WHEN t.datatype IN ({floats}) THEN (CASE WHEN t.num IS NOT NULL THEN t.num "
-            r"WHEN t.lexical ~ '^\s*\+?INF\s*$' THEN 'Infinity'::float8 "
-            r"WHEN t.lexical ~ '^\s*-INF\s*$' THEN '-Infinity'::float8 END) "
+            f"WHEN t.lexical ~ '^\\s*[+]?{_OVER}\\s*$' THEN 'Infinity'::float8 "
+            f"WHEN t.lexical ~ '^\\s*-{_OVER}\\s*$' THEN '-Infinity'::float8 END) "
             f"{op} {double}::float8 END FROM terms t WHERE t.id = {c})")
+
+
+# XSD 1.1 lexical spaces (views.terms._LEXICAL), as Postgres regular expressions
+_INTEGER = r"^\s*[+-]?[0-9]+\s*$"
+_DECIMAL = r"^\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)\s*$"
+_OVER = r"(INF|([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?)"  # INF, or past a double

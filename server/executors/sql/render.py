@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from server.executors.sql.exprs import condition, term_id
-from server.executors.sql.shape import Schema, shape
+from server.executors.sql.shape import Schema, joined_iris, shape
 from storage import changes
 from storage.krel import NodeTables, column_names, key_columns
 from views import algebra as A
@@ -187,7 +187,7 @@ class Renderer:
 
     def delta(self, n: P.Node) -> Rel:
         """ΔQ of a rendered node: its CTE."""
-        a = self.alias("d")
+        a = self.alias("a")
         s = shape(n)
         return [[Item(f"{self.delta_name[n.id]} AS {a}",
                       {v: f"{a}.{self.column[v]}" for v in s.vars}, s.certain, f"{a}.k")]]
@@ -241,8 +241,10 @@ class Renderer:
             j = join(alt)
             where = list(j.where)
             for v, c in outer.cols.items():
-                if v in j.cols:
+                if v in j.cols and (v in j.certain or v in outer.certain):
                     where.append(f"{j.cols[v]} = {c}")
+                elif v in j.cols:
+                    where.append(f"{j.cols[v]} IS NOT DISTINCT FROM {c}")
                 elif v not in outer.certain:
                     where.append(f"{c} IS NULL")
                 else:
@@ -326,7 +328,82 @@ class Renderer:
                 f"FROM {d.sql}) AS x WHERE (w > 0) <> (w + dk > 0)")
 
     def diff(self, n: P.Diff) -> str:
-        raise NotRendered(n.describe())
+        """Theorem 4.6: the left mappings that may change are those of ΔP1
+        and those compatible with a right mapping whose support changed
+        (ΔS̄); each is re-decided against the right's new support."""
+        names = sorted(shape(n).vars)
+        iris = joined_iris(shape(n.left), shape(n.right))  # of μ1 ∪ μ2
+        (dr,), = self.delta(n.right)
+        changed = self.alias("c")
+        rnames = sorted(shape(n.right).vars)
+        was = self.lookup(self.old(n.right), dr)
+        outer = ", ".join(self.column[v] for v in rnames) or "unit_"
+        self.ctes.append((changed, (
+            f"SELECT {outer} FROM (SELECT "
+            f"{', '.join([self._cols(rnames, dr.cols), f'{dr.k} AS dk', f'{was} AS w'])} "
+            f"FROM {dr.sql}) AS x WHERE (w = 0) <> (w + dk = 0)")))
+        cands = self.alias("m")
+        c = self._cte_item(changed, shape(n.right).vars, shape(n.right).certain)
+        (dl,), = self.delta(n.left)
+        parts = [f"SELECT {self._cols(names, dl.cols)} FROM {dl.sql}"]
+        for alt in self.old(n.left):
+            own = join(alt).cols
+            j = join(connected([c], alt))
+            where = [*j.where, *self._shares(n, own, c.cols)]
+            parts.append(f"SELECT {self._cols(names, own)} FROM {j.from_}"
+                         + (f" WHERE {' AND '.join(where)}" if where else ""))
+        self.ctes.append((cands, " UNION ".join(parts)))
+        m = self._cte_item(cands, shape(n).vars, shape(n).certain)
+        kl = f"{self.lookup(self.old(n.left), m)} + {self.lookup(self.delta(n.left), m)}"
+        kout = self.lookup(self.old(n), m)
+        blocked = [self._blocks(n, alt, m, iris, self.lookup(self.delta(n.right), self._own(alt)),
+                                "<> 0") for alt in self.old(n.right)]
+        blocked += [self._blocks(n, alt, m, iris, self.lookup(self.old(n.right), alt[0]), "= 0",
+                                 with_k=False) for alt in self.delta(n.right)]
+        blocks = " OR ".join(blocked) or "FALSE"
+        cols = [self.column[v] for v in names]
+        inner = [*(f"{m.cols[v]} AS {self.column[v]}" for v in names), f"{kl} AS kl",
+                 f"{kout} AS kout", f"({blocks}) AS blocked"]
+        kept = "CASE WHEN kl <> 0 AND NOT blocked THEN kl ELSE 0 END"
+        return (f"SELECT {', '.join([*cols, 'kept - kout AS k'])} FROM (SELECT "
+                f"{', '.join([*cols, f'{kept} AS kept', 'kout'])} FROM (SELECT "
+                f"{', '.join(inner)} FROM {m.sql}) AS y) AS x WHERE kept <> kout")
+
+    def _own(self, alt: Alt) -> Item:
+        """An alternative's own mapping, as a probe."""
+        j = join(alt)
+        return Item("", j.cols, j.certain, j.k)
+
+    def _blocks(self, n: P.Diff, alt: Alt, m: Item, iris: frozenset[str], k: str, test: str,
+                with_k: bool = True) -> str:
+        """Some row of ``alt`` compatible with ``m`` blocks it (shares a
+        variable, for MINUS; satisfies the OPTIONAL's filter on μ1 ∪ μ2) and
+        is in the right's new support (``k`` of the row then ``test``)."""
+        own = join(alt)
+        j = join(alt, outer=m)
+        lhs = f"{own.k} + {k}" if with_k else k
+        where = [*j.where, *self._shares(n, m.cols, own.cols),
+                 *self._expr(n.expr, j, iris), f"{lhs} {test}"]
+        return f"EXISTS (SELECT 1 FROM {j.from_} WHERE {' AND '.join(where)})"
+
+    def _shares(self, n: P.Diff, left: dict[str, str], right: dict[str, str]) -> list[str]:
+        """MINUS removes only mappings sharing a variable (other than a
+        pushed-down GRAPH variable) with the right one (SPARQL 1.1 §18.5)."""
+        if not n.minus:
+            return []
+        shared = sorted((left.keys() & right.keys()) - {n.graph_var})
+        if not shared:
+            return ["FALSE"]
+        return ["(" + " OR ".join(f"({left[v]} IS NOT NULL AND {right[v]} IS NOT NULL)"
+                                  for v in shared) + ")"]
+
+    def _cols(self, names: Sequence[str], cols: dict[str, str]) -> str:
+        return ", ".join(f"{cols.get(v, 'NULL::bigint')} AS {self.column[v]}" for v in names) \
+            or "1 AS unit_"
+
+    def _cte_item(self, cte: str, vars_: frozenset[str], certain: frozenset[str]) -> Item:
+        a = self.alias("x")
+        return Item(f"{cte} AS {a}", {v: f"{a}.{self.column[v]}" for v in vars_}, certain)
 
 
 # --------------------------------------------------------------- program
@@ -347,6 +424,8 @@ def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int) -> str:
     for i, n in enumerate(plan.nodes):
         name = f"d{i}"
         body = r.node(n)
+        ctes += [f"{c} AS ({b})" for c, b in r.ctes]
+        r.ctes.clear()
         r.delta_name[n.id] = name
         ctes.append(f"{name} AS ({body})")
     grown, sizes = [], []

@@ -54,7 +54,7 @@ def shape(n: P.Node) -> Shape:
             left, right = shape(n.left), shape(n.right)
             return Shape(left.vars | right.vars, left.certain | right.certain,
                          frozenset(a | b for a in left.schemas for b in right.schemas),
-                         _joined_iris(left, right))
+                         joined_iris(left, right))
         case P.Diff():
             return shape(n.left)
         case P.Union():
@@ -82,7 +82,7 @@ def shape(n: P.Node) -> Shape:
     raise TypeError(n)
 
 
-def _joined_iris(left: Shape, right: Shape) -> frozenset[str]:
+def joined_iris(left: Shape, right: Shape) -> frozenset[str]:
     """A joined variable is never a literal when a side that always binds it
     says so, or every side that may bind it does."""
     out = set()
