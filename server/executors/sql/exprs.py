@@ -25,41 +25,36 @@ from rdflib import XSD
 from rdflib.term import Identifier, Literal
 
 from views import algebra as A
-from views.terms import INTEGER_TYPES, ExprError, digest, numeric_type, numeric_value
+from views.terms import INTEGER_TYPES, ExprError, numeric_type, numeric_value
 
 Column = Callable[[str], str | None]  # a variable's id column, None when never bound
+TermId = Callable[[Identifier], str]  # a constant's id as SQL
 
 _EXACT = sorted(str(t) for t in INTEGER_TYPES | {XSD.decimal})
 _FLOATS = [str(XSD.float), str(XSD.double)]
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
 
 
-def term_id(t: Identifier) -> str:
-    """The id of a constant term, looked up in the statement; -1 (no term)
-    when the dictionary lacks it, so it equals nothing."""
-    return f"coalesce((SELECT id FROM terms WHERE digest = '\\x{digest(t).hex()}'::bytea), -1)"
-
-
-def condition(e: A.Expr, col: Column, iris: frozenset[str]) -> str | None:
+def condition(e: A.Expr, col: Column, term: TermId, iris: frozenset[str]) -> str | None:
     """``e`` as a SQL boolean (NULL: error), or None when not rendered.
     ``iris``: variables never bound to a literal."""
     match e:
         case A.Call(fn="&&" | "||", args=args):
-            parts = [condition(a, col, iris) for a in args]
+            parts = [condition(a, col, term, iris) for a in args]
             if any(p is None for p in parts):
                 return None
             return "(" + (" AND " if e.fn == "&&" else " OR ").join(parts) + ")"  # type: ignore[arg-type]
         case A.Call(fn="!", args=(a,)):
-            inner = condition(a, col, iris)
+            inner = condition(a, col, term, iris)
             return None if inner is None else f"(NOT {inner})"
         case A.Call(fn="BOUND", args=(A.Var(name=v),)):
             c = col(v)
             return "FALSE" if c is None else f"({c} IS NOT NULL)"
         case A.Call(fn="SAMETERM", args=(a, b)):
-            return _identity("=", a, b, col)
+            return _identity("=", a, b, col, term)
         case A.Call(fn="=" | "!=", args=(a, b)) if _never_literal(a, iris) or \
                 _never_literal(b, iris):
-            return _identity("=" if e.fn == "=" else "<>", a, b, col)
+            return _identity("=" if e.fn == "=" else "<>", a, b, col, term)
         case A.Call(fn="<" | ">" | "<=" | ">=", args=(a, b)):
             if isinstance(a, A.Var) and (x := _number(b)) is not None:
                 return _numeric(e.fn, a.name, x, col)
@@ -91,17 +86,17 @@ def _never_literal(e: A.Expr, iris: frozenset[str]) -> bool:
         (isinstance(e, A.Const) and not isinstance(e.term, Literal))
 
 
-def _operand(e: A.Expr, col: Column) -> str | None:
+def _operand(e: A.Expr, col: Column, term: TermId) -> str | None:
     match e:
         case A.Var(name=v):
             return col(v) or "NULL::bigint"  # unbound: an error
         case A.Const(term=t):
-            return term_id(t)
+            return term(t)
     return None
 
 
-def _identity(op: str, a: A.Expr, b: A.Expr, col: Column) -> str | None:
-    x, y = _operand(a, col), _operand(b, col)
+def _identity(op: str, a: A.Expr, b: A.Expr, col: Column, term: TermId) -> str | None:
+    x, y = _operand(a, col, term), _operand(b, col, term)
     return None if x is None or y is None else f"({x} {op} {y})"
 
 

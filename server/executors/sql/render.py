@@ -23,9 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from server.executors.sql.exprs import condition, term_id
+from rdflib.term import Identifier
+
+from server.executors.sql.exprs import condition
 from server.executors.sql.shape import Schema, joined_iris, shape
-from storage import changes
 from storage.krel import NodeTables, column_names, key_columns
 from views import algebra as A
 from views import plan as P
@@ -127,16 +128,37 @@ def connected(first: Sequence[Item], rest: Sequence[Item]) -> list[Item]:
 # ------------------------------------------------------------- renderer
 
 
+@dataclass(frozen=True)
+class Known:
+    """What the renderer knows of the batch: the ids of the plan's constant
+    terms (absent: not in the dictionary, so matching nothing) and the
+    predicates of ΔG's insertions and deletions (None: any). A triple
+    pattern whose predicate ΔG lacks has no delta term (Theorem 4.3's sum
+    loses it) and reads G as G'; a node whose every input delta is empty
+    has an empty delta and writes nothing."""
+
+    ids: dict[Identifier, int]
+    inserted: frozenset[int] | None = None
+    deleted: frozenset[int] | None = None
+
+    def changed(self, p: object, side: frozenset[int] | None) -> bool:
+        if side is None or A.is_var(p):
+            return True
+        i = self.ids.get(p)  # type: ignore[call-overload]
+        return i is not None and i in side
+
+
 class Renderer:
     """The SQL of one plan over the view's K-relation tables (``tables``:
     every possible schema of every stored node registered, ``prepare``)."""
 
-    def __init__(self, plan: P.Plan, tables: dict[str, NodeTables], pods: int) -> None:
-        self.plan, self.tables, self.multi_pod = plan, tables, pods > 1
+    def __init__(self, plan: P.Plan, tables: dict[str, NodeTables], pods: int,
+                 known: Known) -> None:
+        self.plan, self.tables, self.multi_pod, self.known = plan, tables, pods > 1, known
         names = sorted(set().union(*(shape(n).vars for n in plan.nodes)))
         self.column = {v: f"v{i}" for i, v in enumerate(names)}
         self.ctes: list[tuple[str, str]] = []
-        self.delta_name: dict[str, str] = {}
+        self.delta_name: dict[str, str] = {}  # nodes whose delta is not empty
         self._alias = 0
 
     def alias(self, prefix: str = "t") -> str:
@@ -152,6 +174,9 @@ class Renderer:
             raise NotRendered("a triple pattern of a named graph")
         a = self.alias()
         conds: list[str] = []
+        if source == "old" and not A.is_var(tp.p) and \
+                self.old_graph(tp.p) == "pod_triples":
+            source = "new"  # ΔG has no triple with its predicate: G' is G
         if source == "new":
             sql = f"pod_triples AS {a}"
             conds.append(f"{a}.pod_id = ANY({PODS})")
@@ -160,7 +185,7 @@ class Renderer:
                              f"u.pod_id = ANY({PODS}) AND u.pod_id < {a}.pod_id AND "
                              f"u.s = {a}.s AND u.p = {a}.p AND u.o = {a}.o)")
         elif source == "old":
-            sql = f"{self.old_graph()} AS {a}"
+            sql = f"{self.old_graph(tp.p)} AS {a}"
         else:
             sql = f"{DG} AS {a}"
         cols: dict[str, str] = {}
@@ -171,22 +196,34 @@ class Renderer:
                 else:
                     cols[slot] = f"{a}.{pos}"  # type: ignore[index]
             else:
-                conds.append(f"{a}.{pos} = {term_id(slot)}")  # type: ignore[arg-type]
+                conds.append(f"{a}.{pos} = {self.term(slot)}")
         return Item(sql, cols, frozenset(cols), f"{a}.sign" if source == "delta" else None,
                     conds)
 
-    def old_graph(self) -> str:
-        """G, the pods' graph before the batch, as a subquery."""
+    def term(self, t: object) -> str:
+        """A constant's id (-1, matching nothing, when the dictionary lacks it)."""
+        return str(self.known.ids.get(t, -1))  # type: ignore[call-overload]
+
+    def old_graph(self, p: object) -> str:
+        """G, the pods' graph before the batch, as a FROM item for a pattern
+        with predicate ``p``: G' where ΔG has no triple with it."""
+        k = self.known
+        if not k.changed(p, k.inserted) and not k.changed(p, k.deleted):
+            return "pod_triples"
         dedupe = (" AND NOT EXISTS (SELECT 1 FROM pod_triples u WHERE u.pod_id = ANY("
                   f"{PODS}) AND u.pod_id < x.pod_id AND u.s = x.s AND u.p = x.p AND "
                   "u.o = x.o)") if self.multi_pod else ""
-        return (f"(SELECT x.s, x.p, x.o FROM pod_triples x WHERE x.pod_id = ANY({PODS}){dedupe}"
-                f" AND NOT EXISTS (SELECT 1 FROM {DG} d WHERE d.sign > 0 AND d.s = x.s AND "
-                f"d.p = x.p AND d.o = x.o) UNION ALL SELECT d.s, d.p, d.o FROM {DG} d "
-                "WHERE d.sign < 0)")
+        gone = (f" AND NOT EXISTS (SELECT 1 FROM {DG} d WHERE d.sign > 0 AND d.s = x.s AND "
+                "d.p = x.p AND d.o = x.o)") if k.changed(p, k.inserted) else ""
+        back = (f" UNION ALL SELECT d.s, d.p, d.o, 0 AS pod_id FROM {DG} d WHERE d.sign < 0"
+                ) if k.changed(p, k.deleted) else ""
+        return (f"(SELECT x.s, x.p, x.o, x.pod_id FROM pod_triples x WHERE "
+                f"x.pod_id = ANY({PODS}){dedupe}{gone}{back})")
 
     def delta(self, n: P.Node) -> Rel:
-        """ΔQ of a rendered node: its CTE."""
+        """ΔQ of a rendered node: its CTE (no alternative when empty)."""
+        if n.id not in self.delta_name:
+            return []
         a = self.alias("a")
         s = shape(n)
         return [[Item(f"{self.delta_name[n.id]} AS {a}",
@@ -219,19 +256,16 @@ class Renderer:
         return (f"SELECT {', '.join([*cols, f'{k or j.k} AS k'])} FROM {j.from_}"
                 + (f" WHERE {' AND '.join(where)}" if where else ""))
 
-    def summed(self, n: P.Node, selects: Sequence[str]) -> str:
-        """The K-set sum of ``selects``: one row per mapping, zeros dropped."""
+    def summed(self, n: P.Node, selects: Sequence[str]) -> str | None:
+        """The K-set sum of ``selects``: one row per mapping, zeros dropped
+        (None: no select, an empty delta)."""
         cols = [self.column[v] for v in sorted(shape(n).vars)]
         if not selects:
-            return self.empty(n)
+            return None
         body = " UNION ALL ".join(f"({s})" for s in selects)
         group = f" GROUP BY {', '.join(cols)}" if cols else ""
         return (f"SELECT {', '.join([*cols, 'sum(k)::bigint AS k'])} FROM ({body}) AS u"
                 f"{group} HAVING sum(k) <> 0")
-
-    def empty(self, n: P.Node) -> str:
-        cols = [f"NULL::bigint AS {self.column[v]}" for v in sorted(shape(n).vars)]
-        return f"SELECT {', '.join([*cols, '0::bigint AS k'])} WHERE FALSE"
 
     def lookup(self, rel: Rel, outer: Item) -> str:
         """The annotation ``rel`` gives the mapping of ``outer``'s columns
@@ -256,13 +290,14 @@ class Renderer:
 
     # -------------------------------------------------------------- rules
 
-    def node(self, n: P.Node) -> str:
-        """The SELECT of ΔQ for node ``n`` (counting paper §4)."""
+    def node(self, n: P.Node) -> str | None:
+        """The SELECT of ΔQ for node ``n`` (counting paper §4); None when it
+        is empty in this batch."""
         match n:
             case P.Scan():
                 return self.scan(n)
             case P.Values() | P.GraphNames():
-                return self.empty(n)  # constant; no named graphs reach views
+                return None  # constant; no named graphs reach views
             case P.Join():
                 return self.join_rule(n)
             case P.Union():
@@ -278,10 +313,15 @@ class Renderer:
                 return self.diff(n)
         raise NotRendered(n.describe())
 
-    def scan(self, n: P.Scan) -> str:
+    def scan(self, n: P.Scan) -> str | None:
         """ΔB = Σ_i T1(G')⋈…⋈T(i-1)(G')⋈Ti(ΔG)⋈T(i+1)(G)⋈…⋈Tn(G)  (Theorem 4.3)."""
         selects = []
+        k = self.known
         for i, tp in enumerate(n.triples):
+            if tp.g is not None:
+                raise NotRendered("a triple pattern of a named graph")
+            if not (k.changed(tp.p, k.inserted) or k.changed(tp.p, k.deleted)):
+                continue  # Ti(ΔG) is empty
             items = [self.triple(t, "new" if j < i else "old")
                      for j, t in enumerate(n.triples) if j != i]
             selects.append(self.select(n, join(connected([self.triple(tp, "delta")], items))))
@@ -290,12 +330,12 @@ class Renderer:
     def _expr(self, e: A.Expr | None, j: Joined, iris: frozenset[str]) -> list[str]:
         if e is None:
             return []
-        sql = condition(e, lambda v: j.cols.get(v), iris)
+        sql = condition(e, lambda v: j.cols.get(v), self.term, iris)
         if sql is None:
             raise NotRendered("an expression SQL does not state exactly")
         return [f"({sql}) IS TRUE"]
 
-    def join_rule(self, n: P.Join) -> str:
+    def join_rule(self, n: P.Join) -> str | None:
         """ΔP1⋈ΔP2 + ΔP1⋈P2 + P1⋈ΔP2 (Theorem 4.5), with the OPTIONAL's
         filter on μ1 ∪ μ2."""
         iris = shape(n).iris
@@ -308,17 +348,20 @@ class Renderer:
                     selects.append(self.select(n, j, self._expr(n.expr, j, iris)))
         return self.summed(n, selects)
 
-    def filter(self, n: P.Filter) -> str:
+    def filter(self, n: P.Filter) -> str | None:
         iris = shape(n.child).iris
         selects = []
         for alt in self.delta(n.child):
             j = join(alt)
             selects.append(self.select(n, j, self._expr(n.expr, j, iris)))
-        return " UNION ALL ".join(selects)
+        return " UNION ALL ".join(selects) or None
 
-    def distinct(self, n: P.Distinct) -> str:
+    def distinct(self, n: P.Distinct) -> str | None:
         """A mapping enters or leaves with its support."""
-        (d,), = self.delta(n.child)
+        rel = self.delta(n.child)
+        if not rel:
+            return None
+        (d,), = rel
         names = sorted(shape(n).vars)
         was = self.lookup(self.old(n.child), d)
         inner = [f"{d.cols[v]} AS {self.column[v]}" for v in names]
@@ -327,31 +370,33 @@ class Renderer:
                 f"FROM (SELECT {', '.join([*inner, f'{d.k} AS dk', f'{was} AS w'])} "
                 f"FROM {d.sql}) AS x WHERE (w > 0) <> (w + dk > 0)")
 
-    def diff(self, n: P.Diff) -> str:
+    def diff(self, n: P.Diff) -> str | None:
         """Theorem 4.6: the left mappings that may change are those of ΔP1
         and those compatible with a right mapping whose support changed
         (ΔS̄); each is re-decided against the right's new support."""
         names = sorted(shape(n).vars)
         iris = joined_iris(shape(n.left), shape(n.right))  # of μ1 ∪ μ2
-        (dr,), = self.delta(n.right)
-        changed = self.alias("c")
-        rnames = sorted(shape(n.right).vars)
-        was = self.lookup(self.old(n.right), dr)
-        outer = ", ".join(self.column[v] for v in rnames) or "unit_"
-        self.ctes.append((changed, (
-            f"SELECT {outer} FROM (SELECT "
-            f"{', '.join([self._cols(rnames, dr.cols), f'{dr.k} AS dk', f'{was} AS w'])} "
-            f"FROM {dr.sql}) AS x WHERE (w = 0) <> (w + dk = 0)")))
+        dl_rel, dr_rel = self.delta(n.left), self.delta(n.right)
+        if not dl_rel and not dr_rel:
+            return None
+        parts = [f"SELECT {self._cols(names, dl.cols)} FROM {dl.sql}" for dl, in dl_rel]
+        for dr, in dr_rel:
+            changed = self.alias("c")
+            rnames = sorted(shape(n.right).vars)
+            was = self.lookup(self.old(n.right), dr)
+            outer = ", ".join(self.column[v] for v in rnames) or "unit_"
+            self.ctes.append((changed, (
+                f"SELECT {outer} FROM (SELECT "
+                f"{', '.join([self._cols(rnames, dr.cols), f'{dr.k} AS dk', f'{was} AS w'])} "
+                f"FROM {dr.sql}) AS x WHERE (w = 0) <> (w + dk = 0)")))
+            c = self._cte_item(changed, shape(n.right).vars, shape(n.right).certain)
+            for alt in self.old(n.left):
+                own = join(alt).cols
+                j = join(connected([c], alt))
+                where = [*j.where, *self._shares(n, own, c.cols)]
+                parts.append(f"SELECT {self._cols(names, own)} FROM {j.from_}"
+                             + (f" WHERE {' AND '.join(where)}" if where else ""))
         cands = self.alias("m")
-        c = self._cte_item(changed, shape(n.right).vars, shape(n.right).certain)
-        (dl,), = self.delta(n.left)
-        parts = [f"SELECT {self._cols(names, dl.cols)} FROM {dl.sql}"]
-        for alt in self.old(n.left):
-            own = join(alt).cols
-            j = join(connected([c], alt))
-            where = [*j.where, *self._shares(n, own, c.cols)]
-            parts.append(f"SELECT {self._cols(names, own)} FROM {j.from_}"
-                         + (f" WHERE {' AND '.join(where)}" if where else ""))
         self.ctes.append((cands, " UNION ".join(parts)))
         m = self._cte_item(cands, shape(n).vars, shape(n).certain)
         kl = f"{self.lookup(self.old(n.left), m)} + {self.lookup(self.delta(n.left), m)}"
@@ -359,7 +404,7 @@ class Renderer:
         blocked = [self._blocks(n, alt, m, iris, self.lookup(self.delta(n.right), self._own(alt)),
                                 "<> 0") for alt in self.old(n.right)]
         blocked += [self._blocks(n, alt, m, iris, self.lookup(self.old(n.right), alt[0]), "= 0",
-                                 with_k=False) for alt in self.delta(n.right)]
+                                 with_k=False) for alt in dr_rel]
         blocks = " OR ".join(blocked) or "FALSE"
         cols = [self.column[v] for v in names]
         inner = [*(f"{m.cols[v]} AS {self.column[v]}" for v in names), f"{kl} AS kl",
@@ -415,33 +460,49 @@ def schemas_needed(plan: P.Plan) -> dict[str, list[Schema]]:
     return {n.id: sorted(shape(n).schemas, key=sorted) for n in plan.nodes if plan.stored(n)}
 
 
-def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int) -> str:
-    """The one statement that maintains the view for the staged ΔG: its
-    result is one row, (rows added to the state − rows removed, the largest
-    change of a stored node)."""
-    r = Renderer(plan, tables, pods)
-    ctes: list[str] = [f"{DG} AS MATERIALIZED ({changes.DELTA_G})"]
+def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
+           ) -> str | None:
+    """The one statement that maintains the view for the staged ΔG (None:
+    the batch changes no node): its result is one row, (rows added to the
+    state − rows removed, the largest change of a stored node)."""
+    r = Renderer(plan, tables, pods, known)
+    ctes: list[str] = []
+    grown, sizes = [], []
     for i, n in enumerate(plan.nodes):
-        name = f"d{i}"
         body = r.node(n)
         ctes += [f"{c} AS ({b})" for c, b in r.ctes]
         r.ctes.clear()
+        if body is None:
+            continue
+        name = f"d{i}"
         r.delta_name[n.id] = name
         ctes.append(f"{name} AS ({body})")
-    grown, sizes = [], []
-    for i, n in enumerate(plan.nodes):
         if not plan.stored(n):
             continue
-        sizes.append(f"(SELECT count(*) FROM d{i})")
+        sizes.append(f"(SELECT count(*) FROM {name})")
         for j, schema in enumerate(sorted(shape(n).schemas, key=sorted)):
-            name, variables = tables[n.id][schema]
-            gone, ins, sql = _apply(f"d{i}", f"{i}_{j}", name, variables, schema,
+            table, variables = tables[n.id][schema]
+            gone, ins, sql = _apply(name, f"{i}_{j}", table, variables, schema,
                                     shape(n).vars, r.column)
             ctes += sql
             grown += [f"(SELECT count(*) FROM {ins} WHERE inserted)",
                       f"- (SELECT count(*) FROM {gone})"]
+    if not sizes:
+        return None
     return (f"WITH {', '.join(ctes)} SELECT (0 {' + '.join([''] + grown)})::bigint AS grown, "
-            f"greatest(0, {', '.join(sizes) or '0'}) AS largest")
+            f"greatest(0, {', '.join(sizes)}) AS largest")
+
+
+def constants(plan: P.Plan) -> set[Identifier]:
+    """The constant terms of the plan's triple patterns and expressions."""
+    out: set[Identifier] = set()
+    for n in plan.nodes:
+        if isinstance(n, P.Scan):
+            out |= {x for t in n.triples for x in (t.s, t.p, t.o) if not A.is_var(x)}  # type: ignore[misc]
+        for e in (getattr(n, "expr", None),):
+            if e is not None:
+                out |= {x.term for x in A.walk_expr(e) if isinstance(x, A.Const)}
+    return out
 
 
 def _apply(delta: str, tag: str, table: str, variables: list[str], schema: Schema,
