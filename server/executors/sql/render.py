@@ -33,6 +33,8 @@ from views import plan as P
 
 DG = "pv_dg"  # ΔG of the batch, (s, p, o, sign): the statement's first CTE
 PODS = "CAST(:pods AS bigint[])"
+# Larger BGPs stay on the interpreter: their statements plan slowly (note 71)
+MAX_PATTERNS = 8
 
 
 class NotRendered(Exception):
@@ -316,6 +318,8 @@ class Renderer:
     def scan(self, n: P.Scan) -> str | None:
         """ΔB = Σ_i T1(G')⋈…⋈T(i-1)(G')⋈Ti(ΔG)⋈T(i+1)(G)⋈…⋈Tn(G)  (Theorem 4.3)."""
         selects = []
+        if len(n.triples) > MAX_PATTERNS:
+            raise NotRendered(f"a BGP of more than {MAX_PATTERNS} triple patterns")
         k = self.known
         for i, tp in enumerate(n.triples):
             if tp.g is not None:
