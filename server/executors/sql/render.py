@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from rdflib.term import Identifier
 
 from server.executors.sql.exprs import condition
-from server.executors.sql.shape import Schema, joined_iris, shape
+from server.executors.sql.shape import NotRendered, Schema, joined_iris, shape
 from storage.krel import NodeTables, column_names, key_columns
 from views import algebra as A
 from views import plan as P
@@ -35,10 +35,6 @@ DG = "pv_dg"  # ΔG of the batch, (s, p, o, sign): the statement's first CTE
 PODS = "CAST(:pods AS bigint[])"
 # Larger BGPs stay on the interpreter: their statements plan slowly (design note 88)
 MAX_PATTERNS = 8
-
-
-class NotRendered(Exception):
-    """The node has no SQL rendering; its view runs in the interpreter."""
 
 
 @dataclass

@@ -23,9 +23,9 @@ SQL = "sql"
 def unrendered(plan: Plan) -> str | None:
     """Why the plan does not render to SQL (the first node that does not), or
     None when it does."""
-    fake = {n: {s: (f"t{i}", sorted(s)) for i, s in enumerate(schemas)}
-            for n, schemas in R.schemas_needed(plan).items()}
     try:
+        fake = {n: {s: (f"t{i}", sorted(s)) for i, s in enumerate(schemas)}
+                for n, schemas in R.schemas_needed(plan).items()}
         R.render(plan, fake, 1, R.Known({}))
     except R.NotRendered as e:
         return str(e)

@@ -23,6 +23,10 @@ from views import plan as P
 Schema = frozenset[str]
 
 
+class NotRendered(Exception):
+    """The node has no SQL rendering; its view runs in the interpreter."""
+
+
 @dataclass(frozen=True)
 class Shape:
     vars: frozenset[str]  # bound in some solution
@@ -79,7 +83,7 @@ def shape(n: P.Node) -> Shape:
             aggs = frozenset(a.var for a in n.aggregates)
             schemas = frozenset(k | a for k in _subsets(keys) for a in _subsets(aggs))
             return Shape(keys | aggs, frozenset(), schemas, frozenset())
-    raise TypeError(n)
+    raise NotRendered(n.describe())  # a node kind the renderer does not know (Closure)
 
 
 def joined_iris(left: Shape, right: Shape) -> frozenset[str]:
