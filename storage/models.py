@@ -117,12 +117,12 @@ class Quad(Base):
     """A triple of a resource (its named graph), dictionary-encoded."""
 
     __tablename__ = "quads"
-    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"),
-                                             primary_key=True)
+    # read by resource only; no foreign key: a trigger deletes a deleted
+    # resource's quads (migration 0010: a per-row check cost most of a bulk load)
+    resource_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    __table_args__ = (Index(None, "p", "o"), Index(None, "o"), Index(None, "s", "p"))
 
 
 class PodTriple(Base):
@@ -130,8 +130,7 @@ class PodTriple(Base):
     (decision 5): ``n`` resources hold the triple."""
 
     __tablename__ = "pod_triples"
-    pod_id: Mapped[int] = mapped_column(ForeignKey("pods.id", ondelete="CASCADE"),
-                                        primary_key=True)
+    pod_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # cascade: migration 0010
     s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -158,8 +157,7 @@ class ChangeTriple(Base):
     """ΔG of a change: the pod default graph's set-membership changes."""
 
     __tablename__ = "change_triples"
-    seq: Mapped[int] = mapped_column(ForeignKey("changes.seq", ondelete="CASCADE"),
-                                     primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # cascade: migration 0010
     s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     o: Mapped[int] = mapped_column(BigInteger, primary_key=True)

@@ -44,6 +44,10 @@ def add(sub: Any) -> None:
                             "paper-synthetic only)")
     bench.add_argument("--only", nargs="+", default=None,
                        help="paper-bsbm: these queries only (Q1 Q2 Q3 Q4 path SUM)")
+    bench.add_argument("--edges", type=int, default=100_000,
+                       help="paths: edges of each generated graph")
+    bench.add_argument("--samples", type=int, default=200,
+                       help="paths: single-edge changes measured per kind")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=run)
 
@@ -119,6 +123,15 @@ def _pipeline_bsbm(args: argparse.Namespace) -> bool:
     return all(r.equal for r in rows)
 
 
+def _paths(args: argparse.Namespace) -> bool:
+    from server.tools.bench import closure
+
+    rows = closure.run(args.edges, args.samples)
+    print_rows("paths: one edge inserted or deleted; Backward/Forward (B/F) and DRed "
+               "maintaining the reachable pairs vs pyoxigraph from scratch (ms)", rows, args.json)
+    return all(r.equal for r in rows)
+
+
 def _attack(args: argparse.Namespace) -> bool:
     from server.tools.bench import attack
 
@@ -129,7 +142,7 @@ def _attack(args: argparse.Namespace) -> bool:
 
 
 _SCENARIOS: dict[str, Callable[[argparse.Namespace], bool]] = {
-    "attack": _attack,
+    "attack": _attack, "paths": _paths,
     "paper-bsbm": _paper_bsbm, "pipeline-bsbm": _pipeline_bsbm, "backfill-bsbm": _backfill_bsbm,
     "paper-synthetic": _paper_synthetic, "throughput": _throughput, "many-views": _many_views,
     "live": _live}

@@ -23,6 +23,7 @@ from sqlalchemy import Connection, Row
 
 from server.executors import sql
 from server.executors.spark.config import NotOnSpark
+from server.executors.sql import run as rendered
 from server.maintenance.limits import Limits
 from server.maintenance.plans import ENGINE
 from server.maintenance.router import Router
@@ -235,6 +236,15 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
         _within_limits(r, rows)
         views_repo.grow(r.conn, r.view.id, rows - int(r.view.state_rows))
         return "spark", size()
+    if not moves and not verify and rendered.unrendered(r.plan) is None:
+        grown = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
+                                  r.view.watermark, r.upto, r.view.predicates,
+                                  r.limits.max_view_rows)
+        if r.upto > r.view.watermark:
+            views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
+        if grown:
+            _within_limits(r, views_repo.grow(r.conn, r.view.id, grown))
+        return "sql", size()
     m, graph = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before, r.view.watermark,
                             r.upto, r.view.predicates, r.limits.max_view_rows)
     if r.upto > r.view.watermark:

@@ -3,8 +3,8 @@ the transaction that advances the watermark (architecture decision 10);
 ``views.feed_floor``, the oldest position a consumer may resume from; the
 capture trigger function of root K-relation tables (``storage.feed``)
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-11-23 14:30:00
 """
 
@@ -14,9 +14,10 @@ import json
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
-revision = '0010'
-down_revision = '0009'
+revision = '0011'
+down_revision = '0010'
 branch_labels = None
 depends_on = None
 
@@ -58,7 +59,7 @@ def upgrade() -> None:
         sa.Column('seq', sa.BigInteger(), nullable=False),
         sa.Column('i', sa.Integer(), nullable=False),  # removals first, then additions
         sa.Column('k', sa.BigInteger(), nullable=False),  # + added, − removed (a count)
-        sa.Column('binding', sa.dialects.postgresql.JSONB(), nullable=False),  # {var: term id}
+        sa.Column('binding', postgresql.JSONB(), nullable=False),  # {var: term id}
         sa.ForeignKeyConstraint(['view_id', 'seq'], ['view_changes.view_id', 'view_changes.seq'],
                                 name=op.f('fk_view_change_rows_view_id_view_changes'),
                                 ondelete='CASCADE'),
