@@ -91,6 +91,17 @@ def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
     return seq
 
 
+def record_consent(conn: Connection, pod: int) -> int:
+    """Log a consent granted or revoked over ``pod``: a change without
+    triples, whose sequence number is the position from which the views it
+    reaches reflect it (a job bringing a view to a position applies every
+    consent logged up to it)."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SEQUENCE_LOCK})
+    return int(conn.execute(text(
+        "INSERT INTO changes (pod_id, resource_id, inserted, deleted) VALUES (:pod, NULL, 0, 0) "
+        "RETURNING seq"), {"pod": pod}).scalar_one())
+
+
 def _stage(conn: Connection, tables: dict[str, Iterable[tuple[int, ...]]]) -> None:
     """Each set of rows into an empty temporary table of that name (s, p, o,
     and sign when the rows have it), by binary COPY."""
@@ -135,14 +146,28 @@ def net_changes(conn: Connection, pods: list[int], after: int, upto: int,
     """For every triple changed in (after, upto] in these pods — with one of
     ``predicates`` (term ids) when given — the sum of its per-pod signs and
     whether some pod holds it now (at ``upto``)."""
-    return list(conn.execute(text(
-        "WITH d AS (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
-        f"  WHERE ct.seq > :a AND ct.seq <= :u AND {_OF_PREDICATES} "
-        "  AND ct.seq IN (SELECT seq FROM changes "
-        "    WHERE pod_id = ANY(:pods) AND seq > :a AND seq <= :u) GROUP BY 1, 2, 3) "
-        "SELECT d.s, d.p, d.o, d.net, (SELECT count(*) FROM pod_triples t WHERE "
-        "  t.pod_id = ANY(:pods) AND t.s = d.s AND t.p = d.p AND t.o = d.o) AS holders FROM d"),
-        {"pods": pods, "a": after, "u": upto, "preds": predicates}).all())
+    return list(conn.execute(text(_NET), net_parameters(pods, after, upto, predicates)).all())
+
+
+_NET = (
+    "SELECT d.s, d.p, d.o, d.net, (SELECT count(*) FROM pod_triples t WHERE "
+    "  t.pod_id = ANY(CAST(:pods AS bigint[])) AND t.s = d.s AND t.p = d.p AND t.o = d.o) "
+    "AS holders FROM (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
+    f"  WHERE ct.seq > :a AND ct.seq <= :u AND {_OF_PREDICATES} "
+    "  AND ct.seq IN (SELECT seq FROM changes "
+    "    WHERE pod_id = ANY(CAST(:pods AS bigint[])) AND seq > :a AND seq <= :u) "
+    "  GROUP BY 1, 2, 3) AS d")
+
+# ΔG of a view as a query (s, p, o, sign): the triples whose membership in the
+# union of the pods changed over (after, upto] (decision 5); parameters
+# from ``net_parameters``.
+DELTA_G = (f"SELECT s, p, o, CASE WHEN holders > 0 THEN 1 ELSE -1 END AS sign FROM ({_NET}) "
+           "AS n WHERE (holders > 0) <> (holders - net > 0)")
+
+
+def net_parameters(pods: list[int], after: int, upto: int,
+                   predicates: list[int] | None) -> dict[str, object]:
+    return {"pods": pods, "a": after, "u": upto, "preds": predicates}
 
 
 def change_count(conn: Connection, pods: list[int], after: int, upto: int,
