@@ -24,9 +24,11 @@ SEQUENCE_LOCK = 0x706F6476  # advisory lock key serialising the change log
 # returns the 0 <-> 1 transitions: the only changes views see. Inserted and
 # deleted triples are disjoint, so the CTEs touch disjoint rows. The diff
 # comes as arrays (``unnest``) or, for a large one, from staging tables;
-# ``{out}`` is where the transitions go.
+# ``{out}`` is where the transitions go. Inserted in key order, the quads'
+# and the default graph's primary keys grow at their ends (bsbm-1000 in one
+# write: 11 CPU-s in random order, 7.3 sorted).
 _APPLY = """
-WITH ins AS (SELECT s, p, o FROM {ins}),
+WITH ins AS (SELECT s, p, o FROM {ins} ORDER BY s, p, o),
 del AS (SELECT s, p, o FROM {dels}),
 quads_in AS (INSERT INTO quads (resource_id, s, p, o) SELECT :r, s, p, o FROM ins),
 quads_out AS (DELETE FROM quads q USING del d

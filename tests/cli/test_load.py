@@ -7,16 +7,24 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 
 from server.api.views.service import register_view
 from server.cli.main import main
 from server.maintenance import verify
-from storage import catalog
+from storage import catalog, changes, terms
 from tests.maintenance.test_pipeline import drain, setup
 
 
-def test_loaded_data_reaches_an_existing_view(migrated: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("staged", [False, True])
+def test_loaded_data_reaches_an_existing_view(migrated: str, tmp_path: Path, staged: bool,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small and large loads alike: a large one's terms and triples go
+    through staging tables (forced here by the thresholds)."""
+    if staged:
+        monkeypatch.setattr(terms, "FEW", 0)
+        monkeypatch.setattr(changes, "STAGED", 0)
     engine = sa.create_engine(migrated)
     _, consumer = setup(engine)  # the pod "alice", consent granted to the consumer
     with engine.begin() as c:
