@@ -221,7 +221,8 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
             _within_limits(r, rows)
             views_repo.grow(r.conn, r.view.id, rows - int(r.view.state_rows))
         return "spark", size()
-    if move is None and not verify and rendered.unrendered(r.plan) is None:
+    if r.router.render and move is None and not verify and \
+            rendered.unrendered(r.plan) is None:
         grown, triples = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
                                            r.view.watermark, r.upto, r.view.predicates,
                                            r.limits.max_view_rows)
