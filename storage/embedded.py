@@ -73,6 +73,10 @@ class Embedded:
     data_dir: Path
     port: int = 0
     user: str = "podviews"
+    # fsync on: the embedded default is a user's database and an acknowledged
+    # write must survive a power cut (decision 1); a test suite's throwaway
+    # cluster turns it off
+    durable: bool = True
     _owner: str | None = None
     _attached: bool = False
 
@@ -100,7 +104,7 @@ class Embedded:
         pgdata = self.data_dir / "pgdata"
         if not (pgdata / "PG_VERSION").exists():
             self._run([str(bindir / "initdb"), "-D", str(pgdata), "-U", self.user,
-                       "--auth=trust", "-E", "UTF8", "--no-sync"])
+                       "--auth=trust", "-E", "UTF8", *([] if self.durable else ["--no-sync"])])
         running = self._running_port(pgdata)
         if running is not None and _alive(self._owner_pid()):
             self.port, self._attached = running, True  # a live process runs it: share it
@@ -109,11 +113,15 @@ class Embedded:
         self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"],
                   check=False)
         self.port = self.port or free_port()
-        opts = f"-p {self.port} -k {self.data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        opts = self._options()
         self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-o", opts, "-w",
                    "-l", str(self.data_dir / "postgres.log"), "start"])
         (self.data_dir / "owner.pid").write_text(str(os.getpid()))
         return self.url
+
+    def _options(self) -> str:
+        opts = f"-p {self.port} -k {self.data_dir} -c listen_addresses=127.0.0.1"
+        return opts if self.durable else f"{opts} -c fsync=off"
 
     def located(self) -> Path:
         """Where the cluster of ``data_dir`` lives: there, or — as root, where
@@ -134,7 +142,7 @@ class Embedded:
             return False
         self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-m", "immediate", "stop"],
                   check=False)  # clears a stale pid file
-        opts = f"-p {self.port} -k {self.data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        opts = self._options()
         self._run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-o", opts, "-w",
                    "-l", str(self.data_dir / "postgres.log"), "start"])
         return True

@@ -166,8 +166,90 @@ class Group:
     aggregates: tuple[Aggregate, ...]
 
 
+# ------------------------------------------------------- property paths (§9)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Link:
+    """A property path that is one IRI."""
+
+    iri: Term
+
+
+@dataclass(frozen=True, kw_only=True)
+class Inv:
+    """``^path``."""
+
+    path: PathExpr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Seq:
+    """``left/right``."""
+
+    left: PathExpr
+    right: PathExpr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Alt:
+    """``left|right``."""
+
+    left: PathExpr
+    right: PathExpr
+
+
+@dataclass(frozen=True, kw_only=True)
+class NegSet:
+    """``!(fwd1|…|^inv1|…)``: one triple whose predicate is none of ``fwd``,
+    or one reversed triple whose predicate is none of ``inv``."""
+
+    fwd: tuple[Term, ...]
+    inv: tuple[Term, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mod:
+    """``path?``, ``path*`` or ``path+`` (``mod``)."""
+
+    path: PathExpr
+    mod: str
+
+
+PathExpr = Link | Inv | Seq | Alt | NegSet | Mod
+
+
+@dataclass(frozen=True, kw_only=True)
+class PathPattern:
+    """A triple pattern whose predicate is a property path (SPARQL 1.1 §18.4),
+    as parsed; normalisation (``views.paths``) rewrites it into the other
+    patterns and ``Closure``."""
+
+    s: Slot
+    path: PathExpr
+    o: Slot
+    g: Slot | None = None  # as TriplePattern.g
+
+
+@dataclass(frozen=True, kw_only=True)
+class Closure:
+    """The pairs connected by one or more steps of the edge relation ``p``
+    (its solutions bind ``src`` and ``dst``), each pair once (SPARQL 1.1
+    §18.4 ALP, set semantics). ``subject``/``object``: the variables the
+    pairs bind, or constants that fix that end. ``graph``: a variable of
+    ``p``'s solutions that partitions the edges (GRAPH ?g pushed down):
+    paths never cross from one graph to another."""
+
+    p: Pattern
+    src: str
+    dst: str
+    subject: Slot
+    object: Slot
+    graph: str | None = None
+
+
 Pattern = (BGP | Join | LeftJoin | Union_ | Minus | Filter | Extend | Values | Project | Distinct
-           | Graph | Group | GraphNames)
+           | Graph | Group | GraphNames | PathPattern | Closure)
 
 
 # ---------------------------------------------------------------------- query
@@ -199,7 +281,7 @@ def children(p: Pattern) -> tuple[Pattern, ...]:
     match p:
         case Join() | LeftJoin() | Union_() | Minus():
             return (p.left, p.right)
-        case Filter() | Extend() | Project() | Distinct() | Graph() | Group():
+        case Filter() | Extend() | Project() | Distinct() | Graph() | Group() | Closure():
             return (p.p,)
         case _:
             return ()
@@ -240,6 +322,8 @@ def triple_patterns(node: object) -> list[TriplePattern]:
     so no pattern or expression kind is missed."""
     if isinstance(node, TriplePattern):
         return [node]
+    if isinstance(node, PathPattern):
+        return path_triples(node.path, node.s, node.o)
     if isinstance(node, tuple):
         return [tp for x in node for tp in triple_patterns(x)]
     if dataclasses.is_dataclass(node) and not isinstance(node, type):
@@ -248,3 +332,24 @@ def triple_patterns(node: object) -> list[TriplePattern]:
     return []
 
 
+
+
+def path_triples(path: PathExpr, s: Slot, o: Slot) -> list[TriplePattern]:
+    """Triple patterns standing for what a path can match: one per IRI it
+    names, and one with a variable predicate where it can match any triple (a
+    negated set) or none (a zero-length path matches every term of the
+    graph). Their predicates are exact; their subjects and objects only say
+    which ends are fixed."""
+    match path:
+        case Link():
+            return [TriplePattern(s=s, p=path.iri, o=o)]
+        case Inv():
+            return path_triples(path.path, o, s)
+        case Seq() | Alt():
+            return path_triples(path.left, s, o) + path_triples(path.right, s, o)
+        case NegSet():
+            return [TriplePattern(s=s, p="_:negated", o=o)]
+        case Mod():
+            zero = [] if path.mod == "+" else [TriplePattern(s=s, p="_:zero", o=o)]
+            return path_triples(path.path, s, o) + zero
+    raise TypeError(path)

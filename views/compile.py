@@ -35,10 +35,10 @@ def compile_query(text: str, base: str | None = None,
     >>> c = compile_query("SELECT * { ?s <http://e/p> ?o MINUS { ?s <http://e/q> ?o } }")
     >>> sorted(sorted(s) for s in c.schemas)
     [['o', 's']]
-    >>> compile_query("SELECT * { ?s <http://e/p>+ ?o }")
+    >>> compile_query("DESCRIBE <http://e/a>")
     Traceback (most recent call last):
     ...
-    views.errors.UnsupportedFeature: unsupported feature: property paths
+    views.errors.UnsupportedFeature: unsupported feature: DESCRIBE query form
     """
     limits.check(text, max_depth)
     try:

@@ -6,7 +6,8 @@ server down at its first backfill.
 The estimate is deliberately crude and on the high side where it matters:
 triple patterns that share no variable multiply (a cartesian product), a
 join on a shared variable is taken as at most its larger input (a key
-join), unions add, and operators that can only remove or keep rows keep
+join), unions add, an arbitrary-length path connects at most E² pairs of
+its E edges (E with one end constant), and operators that can only remove or keep rows keep
 their input's size.
 
 >>> from views.compile import compile_query
@@ -64,6 +65,11 @@ def _size(n: P.Node, done: dict[str, tuple[int, frozenset[str]]],
         case P.Group():
             out = {e.name for e in n.keys if isinstance(e, A.Var)} | {a.var for a in n.aggregates}
             return kids[0][0], frozenset(out)
+        case P.Closure():
+            ends = frozenset(x for x in (n.subject, n.object, n.graph)
+                             if x is not None and A.is_var(x))  # type: ignore[misc]
+            edges = kids[0][0]  # a cycle through E edges connects E² pairs; one end fixed, E
+            return (edges * edges if len(ends - {n.graph}) == 2 else edges), ends
     return kids[0]  # Diff, Filter, Distinct: at most their (left) input
 
 

@@ -21,6 +21,8 @@ of join, EXISTS and grouping for maintaining and for evaluating from scratch.
 - Distinct: a mapping enters or leaves with its support.
 - Group: the groups touched by Δ are recomputed from their members, so
   MIN/MAX survive deletion of the current extreme.
+- Closure (``p+``): the edges' support changes; insertions semi-naive,
+  deletions Backward/Forward (``views.closure_node``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from views import algebra as A
 from views import plan as P
 from views.aggregates import Key, group_key, group_row
 from views.bgp import join_patterns, match_quad
+from views.closure_node import closure_delta
 from views.dataset import Before, Delta, QuadStore
 from views.errors import ViewTooLarge
 from views.exists import BatchExists, exists_patterns_of
@@ -54,6 +57,7 @@ class Batch:
         self.old: QuadStore = _EMPTY if fresh else Before(new, delta)
         self.d: dict[str, KSet] = {}
         self._before = before
+        self.max_rows: int | None = None  # a node's change passing it: ViewTooLarge
         self.by_predicate: dict[A.Slot, list[tuple[tuple, int]]] = {}
         for quad, sign in delta.items():
             self.by_predicate.setdefault(quad[2], []).append((quad, sign))
@@ -119,6 +123,8 @@ def delta(n: P.Node, b: Batch) -> KSet:
             return _distinct(n, b)
         case P.Group():
             return _group(n, b)
+        case P.Closure():
+            return closure_delta(n, b.was(n.child), b.d[n.child.id], b.was(n), b.max_rows)
     raise TypeError(n)
 
 
@@ -446,6 +452,7 @@ class Maintainer:
         node's delta stored as soon as it is known and dropped once every
         reader has read it."""
         b = Batch(self.ds, {}, True, self._relation)
+        b.max_rows = self.max_rows
         readers = self.plan.parents()
         for done, n in enumerate(self.plan.nodes, 1):
             b.d[n.id] = self._delta(n, b)
@@ -464,6 +471,7 @@ class Maintainer:
             return {}
         new = ds or self.ds
         b = Batch(new, change, False, self._relation)
+        b.max_rows = self.max_rows
         for v in self.virtual:
             v.source = b.old  # parents read their children as they were
         try:

@@ -5,6 +5,8 @@
   ∪ over named graphs of eval(D(g), P) ⋈ {g}): one join variable carries the
   active graph. Sub-selects project g too, GROUP BY groups by g too, and
   MINUS does not count g as a shared variable.
+- ``expand_paths`` (``views.paths``): property paths as joins, unions,
+  filters and ``Closure`` nodes.
 - ``merge_bgps``: Join(BGP, BGP) is one BGP (paper §4.3 handles a BGP whole);
   the empty BGP is the identity of Join.
 """
@@ -15,6 +17,7 @@ from dataclasses import replace
 
 from views import algebra as A
 from views.errors import UnsupportedFeature
+from views.paths import expand_paths
 
 
 def normalize(p: A.Pattern) -> A.Pattern:
@@ -64,6 +67,10 @@ def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:
                            aggregates=p.aggregates)
         case A.Distinct():
             return replace(p, p=push_graph(p.p, graph))
+        case A.PathPattern():
+            return p if graph is None else replace(p, g=graph)
+        case A.Closure():  # only built from a PathPattern, after this step
+            return replace(p, p=push_graph(p.p, graph))
         case A.Values() | A.GraphNames():
             return p
     raise TypeError(p)
@@ -81,8 +88,12 @@ def _check_graph_body(g: A.Graph) -> None:
 
 
 def pattern_vars(p: A.Pattern) -> set[str]:
-    """Every variable named anywhere in ``p``."""
+    """Every variable named anywhere in ``p`` (of a ``Closure``, the ends:
+    its edge pattern's variables are its own)."""
     out: set[str] = set()
+    if isinstance(p, A.Closure):
+        return {x for x in (p.subject, p.object, p.graph)
+                if x is not None and A.is_var(x)}  # type: ignore[misc]
     match p:
         case A.BGP():
             out |= A.triple_vars(p.triples)
@@ -94,6 +105,8 @@ def pattern_vars(p: A.Pattern) -> set[str]:
             out |= A.expr_vars(p.expr)
         case A.Graph() | A.GraphNames() if A.is_var(p.term):
             out.add(p.term)  # type: ignore[arg-type]
+        case A.PathPattern():
+            out |= {x for x in (p.s, p.o, p.g) if x is not None and A.is_var(x)}  # type: ignore[misc]
     for c in A.children(p):
         out |= pattern_vars(c)
     return out
@@ -103,6 +116,8 @@ def _binds_in_leaf(p: A.Pattern, name: str) -> bool:
     match p:
         case A.BGP():
             return any(name in (t.s, t.p, t.o) for t in p.triples)
+        case A.PathPattern():
+            return name in (p.s, p.o)
         case A.Values():
             return any(v == name for row in p.rows for v, _ in row)
         case A.Project():
@@ -154,7 +169,7 @@ def merge_bgps(p: A.Pattern) -> A.Pattern:
             return A.Extend(p=merge_bgps(p.p), var=p.var, expr=_map_exists(p.expr, merge_bgps))
         case A.LeftJoin() | A.Union_() | A.Minus():
             return replace(p, left=merge_bgps(p.left), right=merge_bgps(p.right))
-        case A.Project() | A.Distinct() | A.Group() | A.Graph():
+        case A.Project() | A.Distinct() | A.Group() | A.Graph() | A.Closure():
             return replace(p, p=merge_bgps(p.p))
     return p
 
@@ -170,4 +185,4 @@ def _map_exists(e: A.Expr, f) -> A.Expr:  # type: ignore[no-untyped-def]
     return e
 
 
-RULES = (push_graph, merge_bgps)
+RULES = (push_graph, expand_paths, merge_bgps)

@@ -8,7 +8,7 @@ from typing import Any
 
 from pyparsing import ParseException, ParseResults
 from rdflib import RDF
-from rdflib.paths import Path
+from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, Path, SequencePath
 from rdflib.plugins.sparql import algebra as rdf_algebra
 from rdflib.plugins.sparql.parser import parseQuery
 from rdflib.plugins.sparql.parserutils import CompValue
@@ -18,6 +18,21 @@ from views import algebra as A
 from views.errors import EngineError, SparqlSyntaxError, UnsupportedFeature
 from views.terms import canonical
 
+
+def _keep_negated_inverse_iris() -> None:
+    """rdflib's grammar drops the IRI of a ``^iri`` inside a negated property
+    set (``Comp("InversePath", "^" + (iri | A))`` has no Param, so the
+    CompValue comes out empty): give it one, named ``part``."""
+    from pyparsing import Literal as PLiteral
+    from rdflib.plugins.sparql import parser as grammar
+    from rdflib.plugins.sparql.parserutils import Param
+
+    for e in grammar.PathOneInPropertySet.exprs:  # type: ignore[attr-defined]
+        if getattr(e, "name", None) == "InversePath":
+            e.expr = PLiteral("^") + Param("part", grammar.iri | grammar.A)
+
+
+_keep_negated_inverse_iris()
 _BASE: ContextVar[str | None] = ContextVar("base", default=None)
 _ARG_ORDER = ("arg", "arg1", "arg2", "arg3", "text", "start", "length", "pattern",
               "replacement", "flags")
@@ -207,26 +222,64 @@ def _values(rows: list[dict[Variable, Identifier]]) -> A.Values:
 
 
 def _bgp(triples: list[tuple[Any, Any, Any]]) -> A.Pattern:
-    """A BGP; blank nodes become hidden variables projected away (paper §3.4)."""
-    tps, hidden = [], set()
+    """A BGP, joined with the triples whose predicate is a property path;
+    blank nodes become hidden variables projected away (paper §3.4)."""
+    tps: list[A.TriplePattern] = []
+    paths: list[A.PathPattern] = []
+    hidden: set[str] = set()
     for t in triples:
-        slots = []
-        for x in t:
-            if isinstance(x, Path):
-                raise UnsupportedFeature("property paths")
-            if isinstance(x, BNode):
-                hidden.add("_:" + str(x))
-                slots.append("_:" + str(x))
-            elif isinstance(x, Variable):
-                slots.append(str(x))
-            else:
-                slots.append(canonical(x))
-        tps.append(A.TriplePattern(s=slots[0], p=slots[1], o=slots[2]))
-    bgp = A.BGP(triples=tuple(tps))
+        s, o = _slot(t[0], hidden), _slot(t[2], hidden)
+        if isinstance(t[1], Path):
+            paths.append(A.PathPattern(s=s, path=_path(t[1]), o=o))
+        else:
+            tps.append(A.TriplePattern(s=s, p=_slot(t[1], hidden), o=o))
+    parts: list[A.Pattern] = [A.BGP(triples=tuple(tps))] if tps or not paths else []
+    parts += paths
+    out = parts[0]
+    for part in parts[1:]:
+        out = A.Join(left=out, right=part)
     if not hidden:
-        return bgp
-    visible = sorted({s for tp in tps for s in (tp.s, tp.p, tp.o) if A.is_var(s)} - hidden)
-    return A.Project(p=bgp, vars=tuple(visible))
+        return out
+    slots = [x for tp in tps for x in (tp.s, tp.p, tp.o)] + [x for pp in paths for x in (pp.s, pp.o)]
+    visible = sorted({x for x in slots if A.is_var(x)} - hidden)  # type: ignore[misc]
+    return A.Project(p=out, vars=tuple(visible))
+
+
+def _slot(x: Any, hidden: set[str]) -> A.Slot:
+    if isinstance(x, BNode):
+        hidden.add("_:" + str(x))
+        return "_:" + str(x)
+    if isinstance(x, Variable):
+        return str(x)
+    return canonical(x)
+
+
+def _path(p: Any) -> A.PathExpr:
+    """rdflib's property path as ours (SPARQL 1.1 §9.1)."""
+    match p:
+        case URIRef():
+            return A.Link(iri=canonical(p))
+        case InvPath():
+            return A.Inv(path=_path(p.arg))
+        case SequencePath():
+            return _fold_path(A.Seq, [_path(x) for x in p.args])
+        case AlternativePath():
+            return _fold_path(A.Alt, [_path(x) for x in p.args])
+        case MulPath():
+            return A.Mod(path=_path(p.path), mod=p.mod)
+        case NegatedPath():
+            fwd = tuple(canonical(a) for a in p.args if isinstance(a, URIRef))
+            inv = tuple(canonical(a.arg if isinstance(a, InvPath) else a.part)  # type: ignore[arg-type]
+                        for a in p.args if isinstance(a, (InvPath, CompValue)))
+            return A.NegSet(fwd=fwd, inv=inv)
+    raise UnsupportedFeature(f"property path {p!r}")
+
+
+def _fold_path(kind: Any, parts: list[A.PathExpr]) -> A.PathExpr:
+    out = parts[0]
+    for x in parts[1:]:
+        out = kind(left=out, right=x)
+    return out
 
 
 def _group(n: CompValue) -> A.Group:

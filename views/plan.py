@@ -229,6 +229,31 @@ class Group(Node):
         return f"Group ({names}): touched groups recomputed from their members"
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Closure(Node):
+    """An arbitrary-length path (SPARQL 1.1 §18.4 ALP, one or more steps):
+    the pairs its ``child`` edges connect, each once. Its output binds the
+    ``subject`` and ``object`` variables (a constant end: one source or one
+    target) and ``graph`` (edges of different graphs never connect).
+    Insertions by semi-naive evaluation, deletions by Backward/Forward
+    (``views.closure``)."""
+
+    child: Node
+    src: str
+    dst: str
+    subject: A.Slot
+    object: A.Slot
+    graph: str | None = None
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def describe(self) -> str:
+        return ("Closure (path+): insertions semi-naive, deletions Backward/Forward "
+                "over the reachable pairs")
+
+
 def _canon(x: object) -> str:
     """A deterministic text for a node field: the same in every process
     (``hash`` is not); terms in their N-Triples form, names quoted."""
@@ -324,7 +349,9 @@ def build(p: A.Pattern) -> Node:
         case A.Extend():
             return Extend(child=build(p.p), var=p.var, expr=p.expr)
         case A.Project():
-            return Project(child=build(p.p), vars=p.vars)
+            # the order is not the projection's: SELECT *'s comes from a set in rdflib,
+            # which differs between processes (and so did the plan's fingerprint)
+            return Project(child=build(p.p), vars=tuple(sorted(p.vars)))
         case A.Distinct():
             return Distinct(child=build(p.p))
         case A.Group():
@@ -332,6 +359,9 @@ def build(p: A.Pattern) -> Node:
                                                           for a in p.aggregates):
                 raise UnsupportedFeature("EXISTS inside GROUP BY or an aggregate")
             return Group(child=build(p.p), keys=p.keys, aggregates=p.aggregates)
+        case A.Closure():
+            return Closure(child=build(p.p), src=p.src, dst=p.dst, subject=p.subject,
+                           object=p.object, graph=p.graph)
     raise UnsupportedFeature(f"operator {type(p).__name__}")
 
 

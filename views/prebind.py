@@ -60,6 +60,13 @@ def prebind(p: A.Pattern, m: Bindings) -> A.Pattern:
         case A.Group():
             out = {e.name for e in p.keys if isinstance(e, A.Var)} | {a.var for a in p.aggregates}
             return _with_row(_bound(m, out), p)
+        case A.Closure():
+            ends = {x for x in (p.subject, p.object, p.graph) if x is not None and A.is_var(x)}
+            row = _bound(m, ends)
+            if isinstance(p.subject, str) and A.is_var(p.subject) and p.subject in m and \
+                    A.is_var(p.object):  # one source instead of every one
+                p = replace(p, subject=m[p.subject])
+            return _with_row(row, p)
         case A.Graph():
             inner = prebind(p.p, m)
             name = p.term if isinstance(p.term, str) and A.is_var(p.term) else None

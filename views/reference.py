@@ -8,7 +8,7 @@ loops over speed, and it shares no code with the engine's maintenance rules
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from rdflib.term import Identifier, URIRef
 
@@ -17,6 +17,7 @@ from views.aggregates import compute
 from views.dataset import ANY_NAMED, QuadStore
 from views.expr import truth, try_evaluate
 from views.kset import KSet, add_into, compatible, mu
+from views.reference_paths import PathEval
 
 
 def evaluate(p: A.Pattern, ds: QuadStore, bind: Mapping[str, Identifier] | None = None) -> KSet:
@@ -67,7 +68,22 @@ class _Evaluator:
                 return {m: 1 for m, k in self.run(p.p, bind).items() if k > 0}
             case A.Group():
                 return self._group(p, bind)
+            case A.PathPattern():
+                return self._path(p, bind)
         raise TypeError(p)
+
+    def _path(self, p: A.PathPattern, bind: dict[str, Identifier]) -> KSet:
+        """SPARQL 1.1 §18.4, in the active graph (``views.reference_paths``)."""
+        g = p.g if p.g is not None else self.active
+        if g is not None and A.is_var(g):
+            raise TypeError("a path pattern with a GRAPH variable: evaluate the parsed query")
+
+        def triples(s: Identifier | None, pr: Identifier | None, o: Identifier | None
+                    ) -> Iterator[tuple[Identifier, Identifier, Identifier]]:
+            return ((q[1], q[2], q[3]) for q in self.ds.match(g, s, pr, o))
+
+        found = PathEval(triples).eval(p.s, p.path, p.o)
+        return {m: k for m, k in found.items() if compatible(dict(m), bind)}
 
     def _graph_names(self, p: A.GraphNames, bind: dict) -> KSet:
         if not A.is_var(p.term):

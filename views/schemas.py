@@ -45,6 +45,9 @@ def schemas(p: A.Pattern) -> Schemas:
                              for a in _subsets(aggs))
         case A.GraphNames():
             return frozenset({frozenset({p.term} if A.is_var(p.term) else set())})  # type: ignore[arg-type]
+        case A.Closure():
+            return frozenset({frozenset(x for x in (p.subject, p.object, p.graph)
+                                        if x is not None and A.is_var(x))})  # type: ignore[misc]
         case A.Graph():
             inner = schemas(p.p)
             return inner if not A.is_var(p.term) else frozenset(

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from server.tools import paths
 from server.tools.bench.pipeline import q1_params
 from server.tools.process import serving
+from storage.embedded import Embedded
 from tests.conftest import scratch_database
 
 BSBM = paths.BSBM
@@ -168,3 +169,8 @@ def test_serve_with_no_database_keeps_an_embedded_one(tmp_path: Path) -> None:
                                       capture_output=True, text=True, timeout=120, check=False)
                 assert done.returncode == 0, done.stdout + done.stderr
                 assert httpx.get(f"{base}/healthz").status_code == 200  # still running
+                # a user's database: an acknowledged write survives a power cut
+                shared = sa.create_engine(Embedded(tmp_path / "postgres").start())
+                with shared.connect() as c:
+                    assert c.execute(sa.text("SHOW fsync")).scalar_one() == "on"
+                shared.dispose()

@@ -520,10 +520,11 @@ Changes = list[tuple[tuple, int]]  # ((None, s, p, o), ±1)
 Maintain = Callable[[Changes], Any]  # applies a batch, answers the view's K-set
 
 
-def check_case(case: Case, maintain: Maintain) -> None:
+def check_case(case: Case, maintain: Maintain,
+               problem: Callable[[Any, Any, Any, ox.Store], str | None] | None = None) -> None:
     """Feed the case's batches to ``maintain`` (a maintained view of its
     query) and compare its solutions after every batch with pyoxigraph's
-    from scratch."""
+    from scratch (by ``problem``, default ``compare``)."""
     from views.compile import compiled
 
     q = compiled(PREFIXES + case.query).query
@@ -534,9 +535,9 @@ def check_case(case: Case, maintain: Maintain) -> None:
         for (_, s, p, o), sign in changes:
             quad = ox.Quad(to_ox(s), to_ox(p), to_ox(o), ox.DefaultGraph())  # type: ignore[arg-type]
             (store.add if sign > 0 else store.remove)(quad)
-        problem = compare(case, q, kset, store)
-        if problem:
-            raise AssertionError(f"after batch {n} of {len(case.batches)}: {problem}\n"
+        found = (problem or compare)(case, q, kset, store)
+        if found:
+            raise AssertionError(f"after batch {n} of {len(case.batches)}: {found}\n"
                                  f"{describe(case)}")
 
 

@@ -22,7 +22,7 @@ def test_syntax_error_points_at_the_fault() -> None:
 
 
 @pytest.mark.parametrize(("query", "feature"), [
-    ("SELECT * { ?s <http://e/p>* ?o }", "property paths"),
+    ("SELECT * { GRAPH ?g { GRAPH ?h { ?s ?p ?o } } }", "GRAPH nested in another GRAPH"),
     ("SELECT * { SERVICE <http://e/> { ?s ?p ?o } }", "SERVICE"),
     ("SELECT (NOW() AS ?n) {}", "NOW"),
     ("SELECT (RAND() AS ?n) {}", "RAND"),

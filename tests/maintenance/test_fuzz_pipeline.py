@@ -24,7 +24,9 @@ from server.maintenance import jobs
 from server.maintenance.router import Router
 from storage import catalog, pods
 from tests.conftest import scratch_database
+from tests.engine.fuzz_paths import PathCase, check_path_case, path_cases
 from tests.engine.fuzz_terms import PREFIXES, Case, Changes, cases, check_case
+from tests.engine.test_fuzz_paths import EXAMPLES as PATH_EXAMPLES
 from tests.engine.test_fuzz_terms import EXAMPLES, fuzz_settings
 from views.kset import KSet
 
@@ -93,3 +95,25 @@ def test_sql_executor_agrees_with_pyoxigraph(engine: sa.Engine, case: Case) -> N
 @given(case=cases())
 def test_spark_executor_agrees_with_pyoxigraph(engine: sa.Engine, case: Case) -> None:
     check_case(case, InPipeline(engine, case, SPARK))
+
+
+@fuzz_settings(max(PATH_EXAMPLES // 5, 1))
+@given(case=path_cases())
+def test_sql_executor_maintains_paths_like_pyoxigraph(engine: sa.Engine, case: PathCase) -> None:
+    """Issue 19: the Closure node with its state in Postgres (a fifth of the
+    path fuzzer's cases)."""
+    check_path_case(case, InPipeline(engine, case, SQL))
+
+
+def test_paths_on_spark(engine: sa.Engine) -> None:
+    """A Closure on Spark (semi-naive rounds until one finds no new pair),
+    the state replaced by the difference after every batch."""
+    from rdflib import URIRef
+
+    from tests.engine.fuzz_terms import EX
+
+    a, b, c, p = (URIRef(EX + x) for x in "abcp")
+    case = PathCase(pool=(), triples=((a, p, b), (b, p, c), (c, p, a), (a, p, c)),
+                    batches=(((0, 1), (1, 1), (2, 1), (3, 1)), ((2, -1), (3, -1))),
+                    query="SELECT * { ?s :p+ ?o }")
+    check_path_case(case, InPipeline(engine, case, SPARK))

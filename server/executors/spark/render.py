@@ -25,6 +25,7 @@ from typing import Any
 from rdflib.term import Identifier
 
 import views.parse  # noqa: F401  (keeps literals' lexical forms in the UDF workers too)
+from server.executors.spark.closure import closure
 from server.executors.spark.config import NotOnSpark
 from views import algebra as A
 from views import plan as P
@@ -115,6 +116,9 @@ class Evaluator:
                                    for s, df in kids[0].items()})
             case P.Group():
                 return self._keep(self._group(kids[0], n))
+            case P.Closure():
+                return self._keep(closure(self.F, n, kids[0], self.const_ids, col,
+                                          self._materialise, lambda s: self._frame(s, [])))
         raise NotOnSpark(f"{type(n).__name__} on Spark")
 
     def _keep(self, frames: Frames) -> Frames:
@@ -166,6 +170,8 @@ class Evaluator:
     def _constants(self, nodes: tuple[P.Node, ...]) -> None:
         consts = [x for n in nodes if isinstance(n, P.Scan) for tp in n.triples
                   for x in (tp.s, tp.p, tp.o) if not A.is_var(x)]
+        consts += [x for n in nodes if isinstance(n, P.Closure)
+                   for x in (n.subject, n.object) if not A.is_var(x)]
         for n in nodes:
             if isinstance(n, (P.Filter, P.Extend)):
                 consts += [x for e in A.walk_expr(n.expr) if isinstance(e, A.Exists)

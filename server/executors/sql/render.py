@@ -33,7 +33,7 @@ from views import plan as P
 
 DG = "pv_dg"  # ΔG of the batch, (s, p, o, sign): the statement's first CTE
 PODS = "CAST(:pods AS bigint[])"
-# Larger BGPs stay on the interpreter: their statements plan slowly (note 71)
+# Larger BGPs stay on the interpreter: their statements plan slowly (design note 88)
 MAX_PATTERNS = 8
 
 
