@@ -25,7 +25,7 @@ def add(sub: Any) -> None:
     worker.add_argument("--sql-render", action=argparse.BooleanOptionalAction, default=None,
                         help="SQL executor: maintain a batch of a view whose plan renders "
                              "by one SQL statement, not the interpreter "
-                             "[PODVIEWS_SQL_RENDER, default true]")
+                             "[PODVIEWS_SQL_RENDER, default false]")
     worker.set_defaults(run=run)
 
 
