@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     executor: str = "auto"  # sql | spark | auto (the router picks by the size of the work)
     spark_master: str = "local[*]"
     spark_threshold: int = 100_000  # triples of work from which auto picks Spark
+    # SQL executor: batches of plans that render run as one statement (off by default until
+    # selective views are as fast as on the interpreter: design note 88, Measured)
+    sql_render: bool = False
     jdbc_jar: str = "/usr/share/java/postgresql.jar"  # Postgres JDBC driver for Spark
     # limits on what a request may ask (problem documents beyond them)
     max_query_depth: int = 64  # brackets nested in a view's query
@@ -78,7 +81,8 @@ class Settings(BaseSettings):
 
     def router(self) -> Router:
         return Router(self.executor, self.spark_threshold,
-                      SparkConfig(master=self.spark_master, jdbc_jar=self.jdbc_jar))
+                      SparkConfig(master=self.spark_master, jdbc_jar=self.jdbc_jar),
+                      render=self.sql_render)
 
     @property
     def public_base(self) -> str:

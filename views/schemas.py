@@ -41,8 +41,8 @@ def schemas(p: A.Pattern) -> Schemas:
         case A.Group():
             keys = {e.name for e in p.keys if isinstance(e, A.Var)}
             aggs = {a.var for a in p.aggregates}
-            return frozenset(frozenset(k) | frozenset(a) for k in _subsets(keys)
-                             for a in _subsets(aggs))
+            return frozenset(frozenset(k) | frozenset(a) for k in subsets(keys)
+                             for a in subsets(aggs))
         case A.GraphNames():
             return frozenset({frozenset({p.term} if A.is_var(p.term) else set())})  # type: ignore[arg-type]
         case A.Closure():
@@ -55,7 +55,8 @@ def schemas(p: A.Pattern) -> Schemas:
     raise TypeError(p)
 
 
-def _subsets(names: set[str]) -> list[frozenset[str]]:
+def subsets(names: set[str] | frozenset[str]) -> list[frozenset[str]]:
+    """Every subset of ``names`` (the schemas of a group's optional keys)."""
     out: list[frozenset[str]] = [frozenset()]
     for n in sorted(names):
         out += [s | {n} for s in out]

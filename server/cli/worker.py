@@ -22,6 +22,10 @@ def add(sub: Any) -> None:
     worker.add_argument("--spark-threshold", type=int, default=None,
                         help="triples of work from which auto picks Spark "
                              "[PODVIEWS_SPARK_THRESHOLD, default 100000]")
+    worker.add_argument("--sql-render", action=argparse.BooleanOptionalAction, default=None,
+                        help="SQL executor: maintain a batch of a view whose plan renders "
+                             "by one SQL statement, not the interpreter "
+                             "[PODVIEWS_SQL_RENDER, default false]")
     worker.set_defaults(run=run)
 
 

@@ -236,15 +236,15 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
         _within_limits(r, rows)
         views_repo.grow(r.conn, r.view.id, rows - int(r.view.state_rows))
         return "spark", size()
-    if not moves and not verify and rendered.unrendered(r.plan) is None:
-        grown = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
-                                  r.view.watermark, r.upto, r.view.predicates,
-                                  r.limits.max_view_rows)
+    if r.router.render and not moves and not verify and rendered.unrendered(r.plan) is None:
+        grown, triples = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
+                                           r.view.watermark, r.upto, r.view.predicates,
+                                           r.limits.max_view_rows)
         if r.upto > r.view.watermark:
             views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
         if grown:
             _within_limits(r, views_repo.grow(r.conn, r.view.id, grown))
-        return "sql", size()
+        return "sql", triples  # the work: ΔG's triples
     m, graph = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before, r.view.watermark,
                             r.upto, r.view.predicates, r.limits.max_view_rows)
     if r.upto > r.view.watermark:

@@ -19,6 +19,7 @@ class Router:
     mode: str = "auto"
     threshold: int = 100_000
     spark: SparkConfig = field(default_factory=SparkConfig)
+    render: bool = False  # on SQL, batches of plans that render run as one statement
 
     def pick(self, work: int | Callable[[], int]) -> str:
         """``work``: its size, or a function measuring it (called only when

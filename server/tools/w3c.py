@@ -198,7 +198,8 @@ class _SqlHarness:
         from server.maintenance.router import Router
         from storage.migrate import upgrade
 
-        self.router = Router(mode=executor, spark=SparkConfig(codegen=False))
+        # on SQL, plans that render run as one statement per batch, the others interpreted
+        self.router = Router(mode=executor, spark=SparkConfig(codegen=False), render=True)
         if url is None:
             raise ValueError("the sql executor needs a database URL")
         upgrade(url)

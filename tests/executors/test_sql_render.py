@@ -15,9 +15,9 @@ from rdflib import XSD, Literal, URIRef
 from server.api.consents.service import record_grant
 from server.api.views.service import register_view
 from server.executors.sql.run import placement
-from server.maintenance import verify
-from storage import catalog, pods
-from tests.maintenance.test_pipeline import drain
+from server.maintenance import jobs, verify
+from server.maintenance.router import Router
+from storage import catalog, pods, queue
 from views.compile import compile_query
 
 EX = "http://ex/"
@@ -45,6 +45,15 @@ OBJECTS = [Literal(1), Literal(2), Literal("1.5", datatype=XSD.decimal),
            Literal("-1", datatype=XSD.integer), Literal("2.0E0", datatype=XSD.double),
            Literal("INF", datatype=XSD.double), Literal("NaN", datatype=XSD.double),
            Literal("x", datatype=XSD.integer), Literal("7"), Literal("a", lang="en")]
+
+
+def drain(engine: sa.Engine) -> None:
+    """Run every job, the rendered path on."""
+    while jobs.run_one(engine, "test", Router(mode="sql", render=True)):
+        pass
+    with engine.connect() as c:
+        assert queue.depth(c) == 0
+        assert c.execute(sa.text("SELECT count(*) FROM jobs WHERE status <> 'done'")).scalar() == 0
 
 
 def test_these_views_render() -> None:

@@ -81,7 +81,7 @@ class InPipeline:
         assert failed == [], failed
 
 
-SQL = Router(mode="sql")
+SQL = Router(mode="sql", render=True)  # plans that render run as SQL, the others interpreted
 SPARK = Router(mode="auto", threshold=0, spark=SparkConfig(codegen=False))  # Spark where it can
 
 

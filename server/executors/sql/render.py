@@ -213,9 +213,11 @@ class Renderer:
                   "u.o = x.o)") if self.multi_pod else ""
         gone = (f" AND NOT EXISTS (SELECT 1 FROM {DG} d WHERE d.sign > 0 AND d.s = x.s AND "
                 "d.p = x.p AND d.o = x.o)") if k.changed(p, k.inserted) else ""
-        back = (f" UNION ALL SELECT d.s, d.p, d.o, 0 AS pod_id FROM {DG} d WHERE d.sign < 0"
+        # both branches of the UNION ALL have the same column types, so Postgres
+        # flattens it and probes pod_triples' indexes with the join's keys
+        back = (f" UNION ALL SELECT d.s, d.p, d.o FROM {DG} d WHERE d.sign < 0"
                 ) if k.changed(p, k.deleted) else ""
-        return (f"(SELECT x.s, x.p, x.o, x.pod_id FROM pod_triples x WHERE "
+        return (f"(SELECT x.s, x.p, x.o FROM pod_triples x WHERE "
                 f"x.pod_id = ANY({PODS}){dedupe}{gone}{back})")
 
     def delta(self, n: P.Node) -> Rel:

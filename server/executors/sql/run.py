@@ -51,42 +51,44 @@ def prepare(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Node
 
 def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
              pods: list[int], after: int, upto: int, predicates: list[int] | None,
-             max_rows: int | None = None) -> int:
+             max_rows: int | None = None) -> tuple[int, int]:
     """Apply the changes of ``pods`` in (after, upto] to the view's state by
-    the rendered statement; the change in stored rows. Statements: ΔG
-    staged (two), the plan's constants looked up (only those not met
-    before), the statement (none when ΔG changes no node)."""
+    the rendered statement: the change in stored rows, and ΔG's size.
+    Statements: ΔG staged (two), the plan's constants looked up (only those
+    not met before on this connection), the statement (none when ΔG changes
+    no node)."""
     if upto <= after or not pods:
-        return 0
-    changed = stage(conn, pods, after, upto, predicates)
+        return 0, 0
+    staged = stage(conn, pods, after, upto, predicates)
+    changed, size = set(staged), sum(staged.values())
     if not changed:
-        return 0
+        return 0, 0
     prepare(conn, view, plan, tables)
     known = R.Known(term_ids(conn, R.constants(plan)),
                     frozenset(p for p, sign in changed if sign > 0),
                     frozenset(p for p, sign in changed if sign < 0))
     sql = R.render(plan, tables, len(pods), known)
     if sql is None:
-        return 0
+        return 0, size
     grown, largest = conn.execute(text(sql), {"pods": pods}).one()
     if max_rows is not None and largest > max_rows:
         raise ViewTooLarge(f"one of its nodes changes by {largest:,} rows at once; "
                            f"the limit is {max_rows:,}")
-    return int(grown)
+    return int(grown), size
 
 
 def stage(conn: Connection, pods: list[int], after: int, upto: int,
-          predicates: list[int] | None) -> set[tuple[int, int]]:
+          predicates: list[int] | None) -> dict[tuple[int, int], int]:
     """ΔG of the view's input over (after, upto] in the session's temporary
-    table ``pv_dg`` (emptied at commit); its (predicate, sign) pairs."""
+    table ``pv_dg`` (emptied at commit); its triples by (predicate, sign)."""
     conn.execute(text(f"CREATE TEMP TABLE IF NOT EXISTS {R.DG} (s bigint NOT NULL, "
                       "p bigint NOT NULL, o bigint NOT NULL, sign int NOT NULL) "
                       "ON COMMIT DELETE ROWS"))
     rows = conn.execute(text(
         f"WITH gone AS (DELETE FROM {R.DG}), ins AS (INSERT INTO {R.DG} (s, p, o, sign) "
-        f"{changes.DELTA_G} RETURNING p, sign) SELECT DISTINCT p, sign FROM ins"),
+        f"{changes.DELTA_G} RETURNING p, sign) SELECT p, sign, count(*) FROM ins GROUP BY p, sign"),
         changes.net_parameters(pods, after, upto, predicates)).all()
-    return {(int(p), int(sign)) for p, sign in rows}
+    return {(int(p), int(sign)): int(n) for p, sign, n in rows}
 
 
 def term_ids(conn: Connection, terms: set[Identifier]) -> dict[Identifier, int]:

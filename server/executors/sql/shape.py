@@ -19,6 +19,7 @@ from rdflib.term import Literal
 
 from views import algebra as A
 from views import plan as P
+from views.schemas import subsets
 
 Schema = frozenset[str]
 
@@ -81,7 +82,7 @@ def shape(n: P.Node) -> Shape:
         case P.Group():
             keys = frozenset(e.name for e in n.keys if isinstance(e, A.Var))
             aggs = frozenset(a.var for a in n.aggregates)
-            schemas = frozenset(k | a for k in _subsets(keys) for a in _subsets(aggs))
+            schemas = frozenset(k | a for k in subsets(keys) for a in subsets(aggs))
             return Shape(keys | aggs, frozenset(), schemas, frozenset())
     raise NotRendered(n.describe())  # a node kind the renderer does not know (Closure)
 
@@ -95,10 +96,3 @@ def joined_iris(left: Shape, right: Shape) -> frozenset[str]:
         if any(v in s.certain and v in s.iris for s in sides) or all(v in s.iris for s in sides):
             out.add(v)
     return frozenset(out)
-
-
-def _subsets(names: frozenset[str]) -> list[frozenset[str]]:
-    out: list[frozenset[str]] = [frozenset()]
-    for n in sorted(names):
-        out += [s | {n} for s in out]
-    return out
