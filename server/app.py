@@ -22,6 +22,7 @@ from server.api.ldp.endpoints import router as ldp_router
 from server.api.ldp.upstream import Upstream
 from server.api.ops import observability
 from server.api.views.endpoints import router as views_router
+from server.api.views.live import SharedReads
 from server.api.views.notices import ViewNotices
 from server.config import Settings
 from server.maintenance import worker
@@ -47,6 +48,7 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
         try:
             yield
         finally:
+            app.state.closing.set()
             app.state.notices.close()
             offload.shutdown()
             stop.set()
@@ -59,6 +61,8 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
     app.state.settings = settings
     app.state.engine = engine
     app.state.notices = None  # listening from start-up on
+    app.state.closing = threading.Event()  # set when the server begins to shut down
+    app.state.shared_reads = SharedReads()
     app.state.upstream = Upstream(settings.upstream_url) if settings.upstream_url else None
     errors.install(app)
     cors.install(app)

@@ -12,6 +12,7 @@ from server.api.ldp.rdf import RdfLimits
 from server.executors.spark.config import SparkConfig
 from server.maintenance.limits import Limits
 from server.maintenance.router import Router
+from storage.feed import Retention
 
 DEV_ADMIN_TOKEN = "dev-admin-token"
 
@@ -44,6 +45,10 @@ class Settings(BaseSettings):
     max_view_rows: int = 1_000_000  # estimated at registration; one node's change in one job
     max_state_rows: int = 10_000_000  # rows all of a view's K-relations may hold
     page_rows: int = 10_000  # solutions a results page holds unless ?limit= says fewer
+    # a view's change feed keeps its last feed_changes deltas, none older than feed_seconds
+    feed_changes: int = 10_000
+    feed_seconds: float = 7 * 24 * 3600.0
+    sse_heartbeat: float = 15.0  # seconds between heartbeats of an idle event stream
     max_body_bytes: int = 16 << 20  # a write's body (413 beyond, before it is read whole)
     max_patch_bytes: int = 1 << 20  # a PATCH's body (N3 and SPARQL parsers are not linear)
     max_literal_bytes: int = 1 << 20  # characters in one literal of a body
@@ -68,7 +73,8 @@ class Settings(BaseSettings):
         return RdfLimits(self.max_literal_bytes, self.max_resource_triples)
 
     def limits(self) -> Limits:
-        return Limits(self.max_view_rows, self.max_state_rows)
+        return Limits(self.max_view_rows, self.max_state_rows,
+                      Retention(self.feed_changes, self.feed_seconds))
 
     def router(self) -> Router:
         return Router(self.executor, self.spark_threshold,

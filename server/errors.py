@@ -63,6 +63,12 @@ class NotReady(ServiceError):
     status = 503
 
 
+class Gone(ServiceError):
+    """The position is no longer kept; read a snapshot and follow from there."""
+
+    status = 410
+
+
 class OverLimit(ServiceError):
     """The request is valid but asks for more than this server allows."""
 

@@ -7,9 +7,11 @@ calls ``record_change`` and cannot forget to wake the views."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from sqlalchemy import Connection, Row, text
 
-from storage import queue
+from storage import db, queue
 from storage.arrays import columns, unnest
 
 IdTriple = tuple[int, int, int]
@@ -20,10 +22,12 @@ SEQUENCE_LOCK = 0x706F6476  # advisory lock key serialising the change log
 # One statement applies the resource's diff to its quads and to the pod's
 # default graph, the support-counted union of its resources (decision 5), and
 # returns the 0 <-> 1 transitions: the only changes views see. Inserted and
-# deleted triples are disjoint, so the CTEs touch disjoint rows.
-_APPLY = f"""
-WITH ins AS (SELECT * FROM {unnest(SPO, "i", "i")}),
-del AS (SELECT * FROM {unnest(SPO, "d", "d")}),
+# deleted triples are disjoint, so the CTEs touch disjoint rows. The diff
+# comes as arrays (``unnest``) or, for a large one, from staging tables;
+# ``{out}`` is where the transitions go.
+_APPLY = """
+WITH ins AS (SELECT s, p, o FROM {ins}),
+del AS (SELECT s, p, o FROM {dels}),
 quads_in AS (INSERT INTO quads (resource_id, s, p, o) SELECT :r, s, p, o FROM ins),
 quads_out AS (DELETE FROM quads q USING del d
   WHERE q.resource_id = :r AND q.s = d.s AND q.p = d.p AND q.o = d.o),
@@ -34,9 +38,12 @@ gone AS (DELETE FROM pod_triples t USING del d
   RETURNING t.s, t.p, t.o),
 fewer AS (UPDATE pod_triples t SET n = t.n - 1 FROM del d
   WHERE t.pod_id = :pod AND t.s = d.s AND t.p = d.p AND t.o = d.o AND t.n > 1)
-SELECT s, p, o, 1 AS sign FROM up WHERE n = 1
+{out} SELECT s, p, o, 1 AS sign FROM up WHERE n = 1
 UNION ALL SELECT s, p, o, -1 FROM gone
 """
+# A diff of more triples than this is COPYed into staging tables, and its
+# ΔG goes from one to the change log without passing through Python.
+STAGED = 5_000
 
 
 def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
@@ -44,9 +51,17 @@ def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
     """Apply the resource's diff (term ids), log the change with its ΔG and
     enqueue the jobs of the views it can change; the change's sequence
     number."""
-    cols = {**columns(inserted, SPO, "i"), **columns(deleted, SPO, "d")}
-    delta = conn.execute(text(_APPLY), {"r": rid, "pod": pod, **cols}).all() \
-        if inserted or deleted else []
+    staged = len(inserted) + len(deleted) > STAGED
+    keys = {"r": rid, "pod": pod}
+    delta: Sequence[Row] = []
+    if staged:
+        _stage(conn, {"staged_ins": inserted, "staged_del": deleted, "staged_delta": ()})
+        conn.execute(text(_APPLY.format(ins="staged_ins", dels="staged_del",
+                                        out="INSERT INTO staged_delta")), keys)
+    elif inserted or deleted:
+        delta = conn.execute(text(_APPLY.format(
+            ins=unnest(SPO, "i", "i"), dels=unnest(SPO, "d", "d"), out="")),
+            {**keys, **columns(inserted, SPO, "i"), **columns(deleted, SPO, "d")}).all()
     # Writers take sequence numbers one at a time and hold them to commit, so
     # commit order is sequence order: a snapshot holds a prefix of the log.
     conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SEQUENCE_LOCK})
@@ -54,15 +69,49 @@ def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
         "INSERT INTO changes (pod_id, resource_id, inserted, deleted) VALUES (:pod, :r, :i, :d) "
         "RETURNING seq"), {"pod": pod, "r": rid, "i": len(inserted), "d": len(deleted)}
     ).scalar_one())
-    if delta:
+    if staged:
+        predicates = {int(r[0]) for r in conn.execute(text(
+            "WITH logged AS (INSERT INTO change_triples (seq, s, p, o, sign) "
+            "SELECT :seq, s, p, o, sign FROM staged_delta ORDER BY s, p, o RETURNING p) "
+            "SELECT DISTINCT p FROM logged"), {"seq": seq})}
+    elif delta:
         names = (*SPO, "sign")
         conn.execute(text(
             "INSERT INTO change_triples (seq, s, p, o, sign) SELECT :seq, * FROM "
             f"{unnest(names, types={'sign': 'smallint'})}"),
             {"seq": seq, **columns(delta, names)})
-        queue.enqueue_many(conn, "apply_changes", views_woken(conn, pod, {r[1] for r in delta}),
+        predicates = {r[1] for r in delta}
+    else:
+        predicates = set()
+    if predicates:
+        queue.enqueue_many(conn, "apply_changes", views_woken(conn, pod, predicates),
                            {"seq": seq})
     return seq
+
+
+def record_consent(conn: Connection, pod: int) -> int:
+    """Log a consent granted or revoked over ``pod``: a change without
+    triples, whose sequence number is the position from which the views it
+    reaches reflect it (a job bringing a view to a position applies every
+    consent logged up to it)."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SEQUENCE_LOCK})
+    return int(conn.execute(text(
+        "INSERT INTO changes (pod_id, resource_id, inserted, deleted) VALUES (:pod, NULL, 0, 0) "
+        "RETURNING seq"), {"pod": pod}).scalar_one())
+
+
+def _stage(conn: Connection, tables: dict[str, Iterable[tuple[int, ...]]]) -> None:
+    """Each set of rows into an empty temporary table of that name (s, p, o,
+    and sign when the rows have it), by binary COPY."""
+    raw = db.raw(conn).cursor()
+    for name, rows in tables.items():
+        conn.execute(text(f"CREATE TEMP TABLE IF NOT EXISTS {name} (s bigint, p bigint, "
+                          "o bigint, sign smallint) ON COMMIT DROP"))
+        conn.execute(text(f"TRUNCATE {name}"))
+        with raw.copy(f"COPY {name} (s, p, o) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["int8", "int8", "int8"])
+            for row in rows:
+                copy.write_row(row)
 
 
 def views_woken(conn: Connection, pod: int, predicates: set[int]) -> list[int]:
@@ -95,14 +144,28 @@ def net_changes(conn: Connection, pods: list[int], after: int, upto: int,
     """For every triple changed in (after, upto] in these pods — with one of
     ``predicates`` (term ids) when given — the sum of its per-pod signs and
     whether some pod holds it now (at ``upto``)."""
-    return list(conn.execute(text(
-        "WITH d AS (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
-        f"  WHERE ct.seq > :a AND ct.seq <= :u AND {_OF_PREDICATES} "
-        "  AND ct.seq IN (SELECT seq FROM changes "
-        "    WHERE pod_id = ANY(:pods) AND seq > :a AND seq <= :u) GROUP BY 1, 2, 3) "
-        "SELECT d.s, d.p, d.o, d.net, (SELECT count(*) FROM pod_triples t WHERE "
-        "  t.pod_id = ANY(:pods) AND t.s = d.s AND t.p = d.p AND t.o = d.o) AS holders FROM d"),
-        {"pods": pods, "a": after, "u": upto, "preds": predicates}).all())
+    return list(conn.execute(text(_NET), net_parameters(pods, after, upto, predicates)).all())
+
+
+_NET = (
+    "SELECT d.s, d.p, d.o, d.net, (SELECT count(*) FROM pod_triples t WHERE "
+    "  t.pod_id = ANY(CAST(:pods AS bigint[])) AND t.s = d.s AND t.p = d.p AND t.o = d.o) "
+    "AS holders FROM (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
+    f"  WHERE ct.seq > :a AND ct.seq <= :u AND {_OF_PREDICATES} "
+    "  AND ct.seq IN (SELECT seq FROM changes "
+    "    WHERE pod_id = ANY(CAST(:pods AS bigint[])) AND seq > :a AND seq <= :u) "
+    "  GROUP BY 1, 2, 3) AS d")
+
+# ΔG of a view as a query (s, p, o, sign): the triples whose membership in the
+# union of the pods changed over (after, upto] (decision 5); parameters
+# from ``net_parameters``.
+DELTA_G = (f"SELECT s, p, o, CASE WHEN holders > 0 THEN 1 ELSE -1 END AS sign FROM ({_NET}) "
+           "AS n WHERE (holders > 0) <> (holders - net > 0)")
+
+
+def net_parameters(pods: list[int], after: int, upto: int,
+                   predicates: list[int] | None) -> dict[str, object]:
+    return {"pods": pods, "a": after, "u": upto, "preds": predicates}
 
 
 def change_count(conn: Connection, pods: list[int], after: int, upto: int,

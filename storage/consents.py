@@ -30,12 +30,14 @@ def grant(conn: Connection, pod: int, consumer: int, view: int | None = None,
     return cid, views
 
 
-def revoke(conn: Connection, consent: int, actor: str = "admin") -> list[int]:
-    """Mark a consent revoked; the views it reached (each gets a revoke job)."""
-    conn.execute(text("UPDATE consents SET revoked_at = now() WHERE id = :i"), {"i": consent})
+def revoke(conn: Connection, consent: int, actor: str = "admin") -> tuple[int, list[int]]:
+    """Mark a consent revoked: its pod, and the views it reached (each gets a
+    revoke job)."""
+    pod = int(conn.execute(text("UPDATE consents SET revoked_at = now() WHERE id = :i "
+                                "RETURNING pod_id"), {"i": consent}).scalar_one())
     conn.execute(text("INSERT INTO consent_events (consent_id, action, actor) "
                       "VALUES (:i, 'revoke', :a)"), {"i": consent, "a": actor})
-    return [int(r[0]) for r in conn.execute(text(
+    return pod, [int(r[0]) for r in conn.execute(text(
         "SELECT view_id FROM consent_views WHERE consent_id = :i"), {"i": consent})]
 
 
@@ -66,6 +68,26 @@ def adopt_consents(conn: Connection, view: int, seq: int) -> None:
         "UPDATE consent_views cv SET revoked_seq = :s FROM consents c WHERE c.id = cv.consent_id "
         "AND cv.view_id = :v AND c.revoked_at IS NOT NULL AND cv.revoked_seq IS NULL"),
         {"v": view, "s": seq})
+
+
+def settle(conn: Connection, view: int, seq: int) -> None:
+    """Every consent reaching the view applied at ``seq``: those in force
+    that had not entered it, and the revoked ones that had not left it."""
+    conn.execute(text(
+        "UPDATE consent_views cv SET granted_seq = :s FROM consents c WHERE c.id = cv.consent_id "
+        "AND cv.view_id = :v AND c.revoked_at IS NULL AND cv.granted_seq IS NULL"),
+        {"v": view, "s": seq})
+    conn.execute(text(
+        "UPDATE consent_views cv SET revoked_seq = :s FROM consents c WHERE c.id = cv.consent_id "
+        "AND cv.view_id = :v AND c.revoked_at IS NOT NULL AND cv.revoked_seq IS NULL"),
+        {"v": view, "s": seq})
+
+
+def consented_pods_of(conn: Connection, view: int) -> list[int]:
+    """Pods whose consents in force reach the view (applied to it or not)."""
+    return [int(r[0]) for r in conn.execute(text(
+        "SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
+        "WHERE cv.view_id = :v AND c.revoked_at IS NULL ORDER BY 1"), {"v": view})]
 
 
 def consented_pods(conn: Connection, consumer: int) -> list[int]:

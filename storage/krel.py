@@ -10,6 +10,12 @@ are the term ids of the schema's variables in sorted order, plus ``k``
 ids are the plan's content-derived ids (``views.plan``), so a table is never
 attached to a different computation. Rows whose k reaches 0 are deleted in
 the same transaction. Tables are registered in ``krel_tables``.
+
+A view's root tables carry the change feed's capture triggers (``watch``):
+every statement that changes them, whichever executor runs it, adds its rows'
+changes to the job's capture table (``storage.feed``). A table is made
+watched when it is created for the node the job names as its feed's root
+(the transaction setting ``podviews.feed_root``), or by ``feed.watch``.
 """
 
 from __future__ import annotations
@@ -79,7 +85,22 @@ def create(conn: Connection, view: int, node: str, schema: Schema) -> Table:
     conn.execute(text("INSERT INTO krel_tables (view_id, node, table_name, variables) "
                       "VALUES (:v, :n, :t, CAST(:vars AS jsonb))"),
                  {"v": view, "n": node, "t": name, "vars": json.dumps(variables)})
+    if conn.execute(text("SELECT current_setting('podviews.feed_root', true)")
+                    ).scalar() == f"{view}:{node}":
+        watch(conn, name, variables)
     return name, variables
+
+
+def watch(conn: Connection, name: str, variables: list[str]) -> None:
+    """The capture triggers on a root table: its row changes go to the job's
+    capture table while capture is on (``podviews_capture``, migration 0011)."""
+    arg = json.dumps(variables).replace("'", "''")
+    for op, refs in (("INSERT", "NEW TABLE AS new_rows"),
+                     ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
+                     ("DELETE", "OLD TABLE AS old_rows")):
+        conn.execute(text(f'CREATE TRIGGER "feed_{op.lower()}" AFTER {op} ON "{name}" '
+                          f"REFERENCING {refs} FOR EACH STATEMENT "
+                          f"EXECUTE FUNCTION podviews_capture('{arg}')"))
 
 
 def drop_all(conn: Connection, view: int) -> int:

@@ -14,6 +14,7 @@ from sqlalchemy import (
     DateTime,
     Double,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     Integer,
     LargeBinary,
@@ -116,12 +117,12 @@ class Quad(Base):
     """A triple of a resource (its named graph), dictionary-encoded."""
 
     __tablename__ = "quads"
-    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"),
-                                             primary_key=True)
+    # read by resource only; no foreign key: a trigger deletes a deleted
+    # resource's quads (migration 0010: a per-row check cost most of a bulk load)
+    resource_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    __table_args__ = (Index(None, "p", "o"), Index(None, "o"), Index(None, "s", "p"))
 
 
 class PodTriple(Base):
@@ -129,8 +130,7 @@ class PodTriple(Base):
     (decision 5): ``n`` resources hold the triple."""
 
     __tablename__ = "pod_triples"
-    pod_id: Mapped[int] = mapped_column(ForeignKey("pods.id", ondelete="CASCADE"),
-                                        primary_key=True)
+    pod_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # cascade: migration 0010
     s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -157,8 +157,7 @@ class ChangeTriple(Base):
     """ΔG of a change: the pod default graph's set-membership changes."""
 
     __tablename__ = "change_triples"
-    seq: Mapped[int] = mapped_column(ForeignKey("changes.seq", ondelete="CASCADE"),
-                                     primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # cascade: migration 0010
     s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -184,9 +183,38 @@ class View(Base):
     plan_engine: Mapped[str | None] = mapped_column(String(64))
     status_note: Mapped[str | None] = mapped_column(Text)  # why it is (re)building or failed
     state_rows: Mapped[int] = mapped_column(BigInteger, server_default="0")  # rows it stores
+    # the oldest change-feed position a consumer may resume from (storage.feed)
+    feed_floor: Mapped[int] = mapped_column(BigInteger, server_default="0")
     __table_args__ = (
         CheckConstraint("status IN ('backfilling', 'rebuilding', 'ready', 'failed')",
                         name="status"),)
+
+
+class ViewChange(Base):
+    """A batch's ΔV of a view's root, at the change-log position the batch
+    brought the view to (decision 10); its rows in ``view_change_rows``."""
+
+    __tablename__ = "view_changes"
+    view_id: Mapped[int] = mapped_column(ForeignKey("views.id", ondelete="CASCADE"),
+                                         primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    added: Mapped[int] = mapped_column(BigInteger)  # bindings added, with their counts
+    removed: Mapped[int] = mapped_column(BigInteger)
+    at: Mapped[datetime] = _now()
+
+
+class ViewChangeRow(Base):
+    """One binding of a ΔV: its term ids by variable and its signed count."""
+
+    __tablename__ = "view_change_rows"
+    view_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    i: Mapped[int] = mapped_column(Integer, primary_key=True)  # removals first, then additions
+    k: Mapped[int] = mapped_column(BigInteger)
+    binding: Mapped[dict] = mapped_column(JSONB)  # type: ignore[type-arg]
+    __table_args__ = (ForeignKeyConstraint(["view_id", "seq"],
+                                           ["view_changes.view_id", "view_changes.seq"],
+                                           ondelete="CASCADE"),)
 
 
 class Consent(Base):

@@ -7,6 +7,7 @@ among all changes."""
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterable
 
 from rdflib.term import Identifier
@@ -15,6 +16,7 @@ from sqlalchemy import Connection, text
 from storage import terms
 from storage.arrays import columns, unnest
 from storage.changes import SPO, IdTriple, record_change
+from storage.terms import TermTable
 
 Triple = tuple[Identifier, Identifier, Identifier]
 
@@ -94,14 +96,19 @@ def ensure_containers(conn: Connection, pod: int, path: str) -> None:
     raise PodsError(f"the containers above {path!r} kept being deleted")
 
 
+_PACKED = struct.Struct(">qqq").pack
+
+
 def _etag(ids: set[IdTriple]) -> str:
-    return hashlib.sha1(repr(sorted(ids)).encode()).hexdigest()
+    """The state of a set of triples (term ids), whatever their order: sorted
+    as packed bytes (sorting the tuples took seconds at 335k triples)."""
+    return hashlib.sha1(b"".join(sorted(_PACKED(*t) for t in ids))).hexdigest()
 
 
-EMPTY_ETAG = hashlib.sha1(repr([]).encode()).hexdigest()
+EMPTY_ETAG = _etag(set())
 
 
-def put_resource(conn: Connection, pod: int, path: str, triples: Iterable[Triple],
+def put_resource(conn: Connection, pod: int, path: str, triples: Iterable[Triple] | TermTable,
                  content_type: str = "text/turtle") -> int:
     """Create or replace the RDF resource (or container) at ``path`` with
     ``triples``; the change's sequence number. The change is the diff against
@@ -194,11 +201,17 @@ def delete_resource(conn: Connection, pod: int, path: str) -> int:
     return seq
 
 
-def _encode(conn: Connection, *triple_sets: Iterable[Triple]) -> list[set[IdTriple]]:
-    """Each set of triples as term ids (terms new to the dictionary added)."""
-    sets = [set(ts) for ts in triple_sets]
-    ids = terms.intern(conn, (x for ts in sets for t in ts for x in t))
-    return [{(ids[s], ids[p], ids[o]) for s, p, o in ts} for ts in sets]
+def _encode(conn: Connection, *triple_sets: Iterable[Triple] | TermTable) -> list[set[IdTriple]]:
+    """Each set of triples as term ids (terms new to the dictionary added, in
+    one ``terms.intern_fields``)."""
+    tables = [ts if isinstance(ts, TermTable) else TermTable.of(ts) for ts in triple_sets]
+    ids = terms.intern_fields(conn, [f for t in tables for f in t.terms])
+    out, start = [], 0
+    for t in tables:
+        at = ids[start:start + len(t.terms)]
+        start += len(t.terms)
+        out.append({(at[s], at[p], at[o]) for s, p, o in t.triples})
+    return out
 
 
 def _content(conn: Connection, rid: int) -> set[IdTriple]:

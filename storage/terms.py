@@ -1,47 +1,61 @@
-"""The dictionary of RDF terms (decision 2): terms <-> BIGINT ids."""
+"""The dictionary of RDF terms (decision 2): terms <-> BIGINT ids.
+
+Every writer interns through ``intern_fields``: terms as their dictionary
+fields (``views.terms.fields_of``: canonical, decision 8), keyed by
+``views.terms.digest_of`` — a few new terms by one INSERT, many through
+COPY into a staging table, one INSERT … ON CONFLICT into the dictionary and
+the ids read back by a join. ``intern`` is the same for rdflib terms, and
+``TermTable`` carries a write's triples to it as positions in a list of
+fields, so a bulk write never builds a Python term per triple."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from rdflib import XSD
-from rdflib.term import Identifier, Literal
+from rdflib.term import Identifier, Literal, URIRef
 from sqlalchemy import Connection, text
 
 from storage import db
 from views.compare import datetime_value
 from views.terms import (
+    INTEGER_TYPES,
+    NUMERIC_RANK,
     ExprError,
-    canonical,
+    TermFields,
     digest,
+    digest_of,
     fields_of,
-    numeric_type,
-    numeric_value,
+    number_of,
     term_of,
 )
 
+Position = tuple[int, int, int]  # a triple as positions in a TermTable's terms
 
-def _row(t: Identifier) -> dict[str, object]:
-    num: float | None = None
-    ts: datetime | None = None
-    kind, lexical, datatype, lang = fields_of(t)
-    if isinstance(t, Literal):
-        if numeric_type(t) is not None:
-            try:
-                v = float(numeric_value(t))
-                num = v if math.isfinite(v) else None
-            except (ExprError, OverflowError):
-                num = None
-        elif t.datatype == XSD.dateTime:
-            try:
-                ts = datetime_value(t)
-                ts = ts if ts.tzinfo is not None else None
-            except ExprError:
-                ts = None
-    return {"digest": digest(t), "kind": kind, "lexical": lexical, "datatype": datatype,
-            "lang": lang, "num": num, "ts": ts}
+
+@dataclass(frozen=True)
+class TermTable:
+    """Triples as a table: each term's dictionary fields once (``terms``,
+    canonical; two forms of one term may both appear) and each triple as
+    three positions in it (``triples``, no two equal)."""
+
+    terms: list[TermFields]
+    triples: list[Position]
+
+    @staticmethod
+    def of(triples: Iterable[tuple[Identifier, Identifier, Identifier]]) -> TermTable:
+        """The table of rdflib triples."""
+        at: dict[Identifier, int] = {}
+        rows = {tuple(at.setdefault(x, len(at)) for x in t) for t in triples}
+        return TermTable([fields_of(t) for t in at], list(rows))  # type: ignore[arg-type]
+
+    def decoded(self) -> set[tuple[Identifier, Identifier, Identifier]]:
+        """The triples, as rdflib terms."""
+        terms = [term_of(*f) for f in self.terms]
+        return {(terms[s], terms[p], terms[o]) for s, p, o in self.triples}
 
 
 def intern(conn: Connection, terms: Iterable[Identifier]) -> dict[Identifier, int]:
@@ -49,45 +63,87 @@ def intern(conn: Connection, terms: Iterable[Identifier]) -> dict[Identifier, in
     RDF term (decision 8), so ``"a"`` and ``"a"^^xsd:string`` get the same.
 
     Keyed by the terms as given: two forms of one term both map to its id."""
-    given = {t: digest(t) for t in terms}
-    unique = {d: canonical(t) for t, d in given.items()}
-    if not unique:
-        return {}
-    ids = _lookup(conn, list(unique))
-    missing = [unique[d] for d in unique if d not in ids]
-    if missing:
-        (_copy_in if len(missing) > FEW else _insert)(conn, missing)
-        ids.update(_lookup(conn, [digest(t) for t in missing]))
-    return {t: ids[d] for t, d in given.items()}
+    given = list(set(terms))
+    return dict(zip(given, intern_fields(conn, [fields_of(t) for t in given]), strict=True))
+
+
+def intern_fields(conn: Connection, fields: Sequence[TermFields]) -> list[int]:
+    """The ids of the terms of ``fields`` (as ``fields_of`` gives them), in
+    order, adding the new ones to the dictionary."""
+    slot: dict[bytes, int] = {}
+    at = [slot.setdefault(digest_of(*f), len(slot)) for f in fields]
+    unique: list[TermFields] = [()] * len(slot)  # type: ignore[list-item]
+    for f, i in zip(fields, at, strict=True):
+        unique[i] = f
+    digests = list(slot)
+    if len(digests) > FEW:
+        ids = _staged(conn, digests, unique)
+    else:
+        found = _lookup(conn, digests)
+        missing = [i for i, d in enumerate(digests) if d not in found]
+        if missing:
+            _insert(conn, [_row(digests[i], unique[i]) for i in missing])
+            found.update(_lookup(conn, [digests[i] for i in missing]))
+        ids = [found[d] for d in digests]
+    return [ids[i] for i in at]
 
 
 _COLUMNS = ("digest", "kind", "lexical", "datatype", "lang", "num", "ts")
-# Up to this many new terms go in by one INSERT; more through COPY. A pod
-# write's few terms took 5 statements through the temporary table (measured
-# in docs/DESIGN-NOTES.md, item 21).
+# Up to this many distinct terms are looked up and inserted by one statement
+# each; more go through COPY into a staging table. A pod write's few terms
+# took 5 statements through the staging table (docs/DESIGN-NOTES.md, item 21).
 FEW = 256
+_DATETIME = str(XSD.dateTime)
+_VALUED = {str(t) for t in (*INTEGER_TYPES, *NUMERIC_RANK, XSD.dateTime)}
 
 
-def _insert(conn: Connection, new: list[Identifier]) -> None:
-    rows = sorted((_row(t) for t in new), key=lambda r: r["digest"])  # type: ignore[arg-type,return-value]
+def _row(key: bytes, f: TermFields) -> tuple[object, ...]:
+    """The dictionary row of a term: its fields and, for a number or a
+    timezoned xsd:dateTime, its value (for filters)."""
+    kind, lexical, datatype, lang = f
+    num: float | None = None
+    ts: datetime | None = None
+    if kind == 2 and datatype in _VALUED:
+        if datatype == _DATETIME:
+            try:
+                ts = datetime_value(Literal(lexical, datatype=XSD.dateTime))
+                ts = ts if ts.tzinfo is not None else None
+            except ExprError:
+                ts = None
+        else:
+            try:
+                v = float(number_of(lexical, URIRef(datatype)))
+                num = v if math.isfinite(v) else None
+            except (ExprError, OverflowError):
+                num = None
+    return key, kind, lexical, datatype, lang, num, ts
+
+
+def _insert(conn: Connection, rows: list[tuple[object, ...]]) -> None:
     conn.execute(text(f"INSERT INTO terms ({', '.join(_COLUMNS)}) "
                       f"VALUES ({', '.join(':' + c for c in _COLUMNS)}) "
-                      "ON CONFLICT (digest) DO NOTHING"), rows)  # one order: writers cannot deadlock
+                      "ON CONFLICT (digest) DO NOTHING"),
+                 [dict(zip(_COLUMNS, r, strict=True)) for r in sorted(rows)])  # type: ignore[type-var]
+    # one order: writers cannot deadlock
 
 
-def _copy_in(conn: Connection, new: list[Identifier]) -> None:
-    """COPY new terms through a temporary table (MEASURED.md: COPY of 1M rows
-    1.3-1.9 s), then add them to the dictionary."""
-    conn.execute(text("CREATE TEMP TABLE IF NOT EXISTS new_terms "
-                      "(LIKE terms INCLUDING DEFAULTS) ON COMMIT DROP"))
-    conn.execute(text("TRUNCATE new_terms"))
-    with db.raw(conn).cursor().copy(f"COPY new_terms ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
-        for t in new:
-            row = _row(t)
-            copy.write_row([row[c] for c in _COLUMNS])
+def _staged(conn: Connection, digests: list[bytes], fields: list[TermFields]) -> list[int]:
+    """COPY the terms into a staging table, add the new ones to the
+    dictionary in one statement, and read every id back by a join — in the
+    order given."""
+    conn.execute(text("CREATE TEMP TABLE IF NOT EXISTS staged_terms (n integer, "
+                      "LIKE terms INCLUDING DEFAULTS) ON COMMIT DROP"))
+    conn.execute(text("TRUNCATE staged_terms"))
+    cur = db.raw(conn).cursor()
+    with cur.copy(f"COPY staged_terms (n, {', '.join(_COLUMNS)}) FROM STDIN") as copy:
+        for n, (d, f) in enumerate(zip(digests, fields, strict=True)):
+            copy.write_row((n, *_row(d, f)))
     conn.execute(text(f"INSERT INTO terms ({', '.join(_COLUMNS)}) "
-                      f"SELECT {', '.join(_COLUMNS)} FROM new_terms ORDER BY digest "
+                      f"SELECT {', '.join(_COLUMNS)} FROM staged_terms ORDER BY digest "
                       "ON CONFLICT (digest) DO NOTHING"))  # one order: writers cannot deadlock
+    cur.execute("SELECT t.id FROM staged_terms s JOIN terms t ON t.digest = s.digest "
+                "ORDER BY s.n")
+    return [r[0] for r in cur.fetchall()]
 
 
 def _lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:
@@ -102,3 +158,6 @@ def decode(conn: Connection, ids: Iterable[int]) -> dict[int, Identifier]:
     rows = conn.execute(text("SELECT id, kind, lexical, datatype, lang FROM terms "
                              "WHERE id = ANY(:ids)"), {"ids": wanted})
     return {r.id: term_of(r.kind, r.lexical, r.datatype, r.lang) for r in rows}
+
+
+__all__ = ["TermTable", "decode", "digest", "intern", "intern_fields"]

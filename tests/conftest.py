@@ -9,9 +9,11 @@ once per test session (``CREATE DATABASE … TEMPLATE``).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
+from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +22,36 @@ import pytest
 import sqlalchemy as sa
 
 LOCAL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+# Scheduling (pytest-xdist, one module per unit): modules run heaviest first
+# (longest processing time first), so both workers finish together instead of
+# one running the last long module alone. The weights are seconds a whole run
+# spent per module; refresh them with PODVIEWS_RECORD_DURATIONS=1 (a module
+# not listed runs last, in collection order).
+DURATIONS = Path(__file__).with_name("durations.json")
+_spent: defaultdict[str, float] = defaultdict(float)
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::")[0]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    weights = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    items.sort(key=lambda item: -weights.get(_module(item.nodeid), 0.0))  # stable
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if os.environ.get("PODVIEWS_RECORD_DURATIONS"):
+        _spent[_module(report.nodeid)] += report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if os.environ.get("PODVIEWS_RECORD_DURATIONS") and not hasattr(session.config,
+                                                                    "workerinput"):
+        ordered = {m: round(s, 1) for m, s in sorted(_spent.items(), key=lambda ms: -ms[1])
+                   if s >= 1}
+        DURATIONS.write_text(json.dumps(ordered, indent=1) + "\n")
 
 
 def _answers(url: str) -> bool:

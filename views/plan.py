@@ -349,7 +349,9 @@ def build(p: A.Pattern) -> Node:
         case A.Extend():
             return Extend(child=build(p.p), var=p.var, expr=p.expr)
         case A.Project():
-            return Project(child=build(p.p), vars=p.vars)
+            # the order is not the projection's: SELECT *'s comes from a set in rdflib,
+            # which differs between processes (and so did the plan's fingerprint)
+            return Project(child=build(p.p), vars=tuple(sorted(p.vars)))
         case A.Distinct():
             return Distinct(child=build(p.p))
         case A.Group():

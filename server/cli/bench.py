@@ -22,6 +22,10 @@ def add(sub: Any) -> None:
                             "deletes as many)")
     bench.add_argument("--worker-processes", type=int, default=1,
                        help="throughput: `podviews worker` processes beside the API")
+    bench.add_argument("--subscribers", type=int, nargs="+", default=[1, 100, 1000],
+                       help="live: SSE subscribers of the view, one run each")
+    bench.add_argument("--writes", type=int, default=250, help="live: PATCHes to send "
+                       "(at --rate per second)")
     bench.add_argument("--views", type=int, default=100, help="many-views: views registered")
     bench.add_argument("--touched", type=int, default=2,
                        help="many-views: views an update can change")
@@ -72,6 +76,15 @@ def _throughput(args: argparse.Namespace) -> bool:
     print_rows(f"throughput: PATCHes through podviews serve, 10 views, "
                f"{args.worker_processes} worker process(es)", [row], args.json)
     return row.equal
+
+
+def _live(args: argparse.Namespace) -> bool:
+    from server.tools.bench import live
+
+    rows = live.run(args.server_url, args.subscribers, args.writes, args.rate)
+    print_rows("live: write commit to SSE delivery, one API process, one worker", rows,
+               args.json)
+    return all(r.complete for r in rows)
 
 
 def _many_views(args: argparse.Namespace) -> bool:
@@ -131,4 +144,5 @@ def _attack(args: argparse.Namespace) -> bool:
 _SCENARIOS: dict[str, Callable[[argparse.Namespace], bool]] = {
     "attack": _attack, "paths": _paths,
     "paper-bsbm": _paper_bsbm, "pipeline-bsbm": _pipeline_bsbm, "backfill-bsbm": _backfill_bsbm,
-    "paper-synthetic": _paper_synthetic, "throughput": _throughput, "many-views": _many_views}
+    "paper-synthetic": _paper_synthetic, "throughput": _throughput, "many-views": _many_views,
+    "live": _live}

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 import sqlalchemy as sa
-from rdflib import Graph
 
+from server.api.ldp import rdf
+from server.api.ldp.rdf import Triple
 from server.cli.common import DB_HELP, database
 from server.cli.progress import progress
 from storage import pods
+from storage.terms import TermTable
 
 
 def add(sub: Any) -> None:
@@ -34,21 +36,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_triples(path: Path) -> list[tuple]:
+def read_table(path: Path) -> TermTable:
+    """The file's triples as a table of terms, parsed by pyoxigraph from a
+    stream (gzip allowed), relative IRIs against the file's URI."""
     name = path.name.removesuffix(".gz")
-    fmt = "nt" if name.endswith(".nt") else "turtle"
-    g = Graph()
+    media = "application/n-triples" if name.endswith(".nt") else "text/turtle"
     with (gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")) as f:
-        g.parse(cast(IO[bytes], f), format=fmt)
-    return list(g)
+        return rdf.parse_table(cast(IO[bytes], f), media, path.absolute().as_uri(), None)
+
+
+def read_triples(path: Path) -> set[Triple]:
+    """The file's triples, as rdflib terms."""
+    return read_table(path).decoded()
 
 
 def load(url: str, path: Path, pod: str, resource: str | None, owner: str) -> int:
     """Load ``path`` as the resource ``resource`` of ``pod`` (created if new);
     the change's sequence number."""
     with progress(f"parsing {path.name}") as advance:
-        triples = read_triples(path)
-        advance(0, f"storing {len(triples):,} triples")
+        table = read_table(path)
+        advance(0, f"storing {len(table.triples):,} triples")
         with sa.create_engine(url).begin() as conn:
             try:
                 pid = pods.pod_id(conn, pod)
@@ -57,5 +64,5 @@ def load(url: str, path: Path, pod: str, resource: str | None, owner: str) -> in
                 agent = int(found.id) if found is not None else \
                     pods.create_agent(conn, owner, "owner", owner.encode())
                 pid = pods.create_pod(conn, pod, agent)
-            seq = pods.put_resource(conn, pid, resource or path.name.split(".")[0], triples)
+            seq = pods.put_resource(conn, pid, resource or path.name.split(".")[0], table)
     return seq

@@ -40,9 +40,18 @@ def run(args: argparse.Namespace) -> int:
         configure_logging()
         workers = Workers(url, config.workers)
         workers.start()
+        app = create_app(url, config, workers=0)
+
+        class Server(uvicorn.Server):
+            def handle_exit(self, sig: int, frame: Any) -> None:
+                app.state.closing.set()  # event streams end, so the graceful shutdown can
+                if app.state.notices is not None:
+                    app.state.notices.wake_all()
+                super().handle_exit(sig, frame)
+
         try:
-            uvicorn.run(create_app(url, config, workers=0),
-                        host=config.host, port=config.port, log_config=None)
+            Server(uvicorn.Config(app, host=config.host, port=config.port,
+                                  log_config=None)).run()
         finally:
             workers.stop()
     return 0

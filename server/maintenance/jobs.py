@@ -23,10 +23,11 @@ from sqlalchemy import Connection, Row
 
 from server.executors import sql
 from server.executors.spark.config import NotOnSpark
+from server.executors.sql import run as rendered
 from server.maintenance.limits import Limits
 from server.maintenance.plans import ENGINE
 from server.maintenance.router import Router
-from storage import changes, consents, krel, pods_graph, queue, views_repo
+from storage import changes, consents, feed, krel, pods_graph, queue, views_repo
 from storage.db import transient
 from views.compile import compiled
 from views.errors import ViewTooLarge
@@ -108,18 +109,28 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
 
 def run(conn: Connection, job: queue.Job, router: Router, limits: Limits) -> Outcome:
     """Run the job: the executor that did the work ("sql", "spark", or
-    "none") and the job's work in triples (None when it did none)."""
+    "none") and the job's work in triples (None when it did none). The
+    view's ΔV is recorded in its change feed at the position the job
+    brought it to (``storage.feed``), whichever executor computed it; a
+    view's first backfill starts the feed instead."""
     assert job.view_id is not None
     row = views_repo.lock_view(conn, job.view_id)
     if row is None:
         raise Busy()
     r = Run(conn, job, row, compiled(row.query).plan, router, limits)
     kind = JobKind(job.kind)
+    fed = row.plan_fingerprint is not None  # the view has had a state: it has a feed
+    if fed:
+        feed.capture(conn, row.id, r.plan.root.id)
     if kind is not JobKind.BACKFILL and row.plan_fingerprint not in (None, r.plan.fingerprint):
-        return backfill(r)  # the plan changed under the view: rebuilt, never maintained
-    if kind is not JobKind.BACKFILL and row.status in ("backfilling", "rebuilding"):
-        return "none", None  # the backfill will see the data and consents as they are then
-    return HANDLERS[kind](r)
+        outcome = backfill(r)  # the plan changed under the view: rebuilt, never maintained
+    elif kind is not JobKind.BACKFILL and row.status in ("backfilling", "rebuilding"):
+        outcome = "none", None  # the backfill will see the data and consents as they are then
+    else:
+        outcome = HANDLERS[kind](r)
+    if fed:
+        feed.record(conn, row.id, r.upto, limits.retention)
+    return outcome
 
 
 # ------------------------------------------------------------ handlers
@@ -139,6 +150,8 @@ def backfill(r: Run) -> Outcome:
                 f"(fingerprint {view.plan_fingerprint[:12]} → {plan.fingerprint[:12]})")
     elif view.status == "rebuilding":
         note = f"rebuilt at change {r.upto}: {view.status_note or 'its state was rebuilt'}"
+    if view.plan_fingerprint is not None:  # the old results leave the feed, the new enter
+        feed.forget(r.conn, view.id, view.root_node)
     krel.drop_all(r.conn, view.id)
     consents.adopt_consents(r.conn, view.id, r.upto)
     pods = consents.readable_pods(r.conn, view.id)
@@ -154,6 +167,8 @@ def backfill(r: Run) -> Outcome:
     _within_limits(r, rows)
     views_repo.built(r.conn, view.id, r.upto, plan.fingerprint, plan.root.id, ENGINE, note,
                      rows)
+    if view.plan_fingerprint is None:
+        feed.start(r.conn, view.id, plan.root.id, r.upto)
     return ("spark" if on_spark else "sql"), size()
 
 
@@ -163,69 +178,81 @@ def _within_limits(r: Run, rows: int) -> None:
                            f"{r.limits.max_state_rows:,}")
 
 
-def apply_changes(r: Run) -> Outcome:
-    """The changes of the view's pods after its watermark, up to ``upto``."""
-    pods = list(r.view.pods)
-    return _maintain(r, pods, pods, lambda: changes.change_count(
-        r.conn, pods, r.view.watermark, r.upto, r.view.predicates))
-
-
-def consent_move(r: Run) -> Outcome:
-    """A grant or revoke: the changes up to ``upto`` over the pods the view
-    read until now, then the pod entering or leaving (decision 6)."""
-    consent = int(r.job.payload["consent"])
-    move = _consent_move(r, consent)
-    before = consents.readable_pods(r.conn, r.view.id)  # the move may have marked its consent
-    pods = before if move is None else \
-        sorted(set(before) - {move[0]} | ({move[0]} if move[1] else set()))
+def catch_up(r: Run, verify: bool = False) -> Outcome:
+    """The view brought to ``upto``: the changes after its watermark over the
+    pods it read until now, then every consent logged by then — pods
+    entering or leaving (decision 6) — whichever job kind woke it. So a
+    view at position U reflects exactly the log up to U, and two jobs never
+    record a delta at the same position. ``verify`` then compares the
+    state with a from-scratch evaluation."""
+    if r.job.kind in (JobKind.GRANT, JobKind.REVOKE):
+        consent = int(r.job.payload["consent"])
+        if consents.consent_view(r.conn, consent, r.view.id) is None:
+            raise ValueError(f"consent {consent} does not reach view {r.view.id}")
+    before = list(r.view.pods)
+    pods = consents.consented_pods_of(r.conn, r.view.id)
+    moves = [(p, True) for p in pods if p not in before] + \
+        [(p, False) for p in before if p not in pods]
+    if any(not entering for _, entering in moves):
+        last = feed.last_seq(r.conn, r.view.id)  # earlier deltas hold the pod's rows
+        if last is not None:
+            feed.compact(r.conn, r.view.id, last)
 
     def work() -> int:
-        moved = pods_graph.triple_count(r.conn, [move[0]]) if move is not None else 0
+        if verify:
+            return pods_graph.triple_count(r.conn, pods)
+        moved = sum(pods_graph.triple_count(r.conn, [p]) for p, _ in moves)
         return moved + changes.change_count(r.conn, before, r.view.watermark, r.upto,
                                             r.view.predicates)
 
-    outcome = _maintain(r, before, pods, work, move)
-    if move is not None:
-        consents.mark_consent(r.conn, consent, r.view.id,
-                              "granted_seq" if move[1] else "revoked_seq", r.upto)
+    outcome = _maintain(r, before, pods, work, moves, verify)
+    consents.settle(r.conn, r.view.id, r.upto)
     return outcome
 
 
 def verify(r: Run) -> Outcome:
     """The stored state compared with a from-scratch evaluation (after
     catching up); a difference fails the job."""
-    pods = list(r.view.pods)
-    return _maintain(r, pods, pods, lambda: pods_graph.triple_count(r.conn, pods),
-                     verify=True)
+    return catch_up(r, verify=True)
 
 
 HANDLERS: dict[JobKind, Callable[[Run], Outcome]] = {
-    JobKind.BACKFILL: backfill, JobKind.APPLY_CHANGES: apply_changes,
-    JobKind.GRANT: consent_move, JobKind.REVOKE: consent_move, JobKind.VERIFY: verify}
+    JobKind.BACKFILL: backfill, JobKind.APPLY_CHANGES: catch_up,
+    JobKind.GRANT: catch_up, JobKind.REVOKE: catch_up, JobKind.VERIFY: verify}
 
 
 def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int],
-              move: tuple[int, bool] | None = None, verify: bool = False) -> Outcome:
+              moves: list[tuple[int, bool]], verify: bool = False) -> Outcome:
     """Bring the view to ``upto`` on the executor the router picks: on SQL,
-    the changes over ``before`` (the pods it read until now), then the pod
+    the changes over ``before`` (the pods it read until now), then each pod
     moving; on Spark, every node evaluated over ``pods`` and replaced."""
     size = functools.cache(work)
-    changed = _on_spark(r, pods, size, dry_run=verify)
+    changed = _on_spark(r, pods, size, dry_run=verify and not moves)
     if changed is not None:
-        if verify and changed:
+        if verify and changed and not moves:
             raise Drift(f"view {r.view.id}: {changed} stored rows differ from scratch")
-        if not verify:
-            views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
-            rows = krel.size(r.conn, r.view.id)
-            _within_limits(r, rows)
-            views_repo.grow(r.conn, r.view.id, rows - int(r.view.state_rows))
+        views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
+        rows = krel.size(r.conn, r.view.id)
+        _within_limits(r, rows)
+        views_repo.grow(r.conn, r.view.id, rows - int(r.view.state_rows))
         return "spark", size()
+    if not moves and not verify and rendered.unrendered(r.plan) is None:
+        grown = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
+                                  r.view.watermark, r.upto, r.view.predicates,
+                                  r.limits.max_view_rows)
+        if r.upto > r.view.watermark:
+            views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
+        if grown:
+            _within_limits(r, views_repo.grow(r.conn, r.view.id, grown))
+        return "sql", size()
     m, graph = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before, r.view.watermark,
                             r.upto, r.view.predicates, r.limits.max_view_rows)
     if r.upto > r.view.watermark:
         views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
-    if move is not None:
-        sql.enter_or_leave(r.conn, m, graph, *move)
+    for pod, entering in moves:
+        sql.enter_or_leave(r.conn, m, graph, pod, entering)
+        now = [p for p in graph.pods if p != pod] + ([pod] if entering else [])
+        graph = pods_graph.PodsGraph(r.conn, graph.codec, sorted(now))
     if m.grown:
         _within_limits(r, views_repo.grow(r.conn, r.view.id, m.grown))
     if verify:
@@ -252,22 +279,6 @@ def _on_spark(r: Run, pods: list[int], work: Callable[[], int], dry_run: bool = 
             raise
         log.info("view %s stays on the SQL executor: %s", r.view.id, e.feature)
         return None
-
-
-def _consent_move(r: Run, consent: int) -> tuple[int, bool] | None:
-    """(pod, entering) when the grant or revoke job has a pod to move into or
-    out of the view; None when it was applied already (e.g. by the
-    backfill), revoked meanwhile, or never applied."""
-    state = consents.consent_view(r.conn, consent, r.view.id)
-    if state is None:
-        return None
-    entering = r.job.kind == JobKind.GRANT
-    if entering and (state.granted_seq is not None or state.revoked_at is not None):
-        return None
-    if not entering and (state.granted_seq is None or state.revoked_seq is not None):
-        consents.mark_consent(r.conn, consent, r.view.id, "revoked_seq", r.upto)
-        return None
-    return int(state.pod_id), entering
 
 
 def _progress_reporter(conn: Connection, job_id: int) -> Callable[[int, int], None]:

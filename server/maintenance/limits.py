@@ -1,9 +1,12 @@
 """How large a view may grow in maintenance before it fails with a problem
-document, instead of taking the worker — or the server — down."""
+document, instead of taking the worker — or the server — down; and how much
+of its change feed is kept."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from storage.feed import Retention
 
 
 @dataclass(frozen=True)
@@ -13,3 +16,4 @@ class Limits:
     max_view_rows: int = 1_000_000
     # rows all of a view's K-relations may hold
     max_state_rows: int = 10_000_000
+    retention: Retention = field(default_factory=Retention)

@@ -46,3 +46,29 @@ def test_0008_makes_the_containers_of_existing_resources(migrated: str) -> None:
         with pytest.raises(sa.exc.IntegrityError):
             c.execute(sa.text("INSERT INTO resources (pod_id, path, etag, content_type) "
                               "VALUES (:p, 'top/', 'e', 'text/turtle')"), {"p": pod})
+
+
+def test_0010_deleting_parents_deletes_their_rows(migrated: str) -> None:
+    """Quads, a pod's default graph and the change log's triples have no
+    foreign keys since 0010; the triggers that replace their cascades delete
+    them with their resource, pod or change."""
+    from rdflib import URIRef
+
+    from storage import pods
+
+    t = (URIRef("http://ex/s"), URIRef("http://ex/p"), URIRef("http://ex/o"))
+    with sa.create_engine(migrated).begin() as c:
+        pod = pods.create_pod(c, "gone", pods.create_agent(c, "urn:g", "owner", b"g"))
+        seq = pods.put_resource(c, pod, "doc", [t])
+        pods.put_resource(c, pod, "kept", [t])
+
+        def count(table: str) -> int:
+            return int(c.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one())
+
+        assert (count("quads"), count("pod_triples"), count("change_triples")) == (2, 1, 1)
+        c.execute(sa.text("DELETE FROM resources WHERE path = 'doc'"))
+        assert count("quads") == 1
+        c.execute(sa.text("DELETE FROM changes WHERE seq = :s"), {"s": seq})
+        assert count("change_triples") == 0
+        c.execute(sa.text("DELETE FROM pods WHERE id = :p"), {"p": pod})
+        assert (count("quads"), count("pod_triples"), count("resources")) == (0, 0, 0)

@@ -1,7 +1,9 @@
 """Consents (architecture decision 6: consent is data): a pod's owner (or the
 admin) grants a consumer's views the pod, or revokes it; each view the
 consent reaches gets a grant or revoke job, stamped with the change-log
-position it was recorded at (readers passing that ``min_seq`` wait for it)."""
+position it was recorded at — a change of its own in the log, so a view's
+state at a position is a function of the log up to it (readers passing that
+``min_seq`` wait for it; the change feed records its ΔV there)."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def record_grant(conn: Connection, pod: int, consumer: int, view: int | None = N
     """Consent of ``pod`` for a consumer's views (or one), in the caller's
     transaction: (the consent, the change-log position its grant applies at)."""
     cid, reached = consents.grant(conn, pod, consumer, view, actor)
-    at = changes.last_seq(conn)
+    at = changes.record_consent(conn, pod)
     queue.enqueue_many(conn, "grant", reached, {"consent": cid, "seq": at})
     return cid, at
 
@@ -62,9 +64,9 @@ def revoke(engine: Engine, who: Principal, consent_id: int) -> int:
 def record_revoke(conn: Connection, consent: int, actor: str = "admin") -> int:
     """Revoke a consent in the caller's transaction; the change-log position
     its revocation applies at."""
-    at = changes.last_seq(conn)
-    queue.enqueue_many(conn, "revoke", consents.revoke(conn, consent, actor),
-                       {"consent": consent, "seq": at})
+    pod, reached = consents.revoke(conn, consent, actor)
+    at = changes.record_consent(conn, pod)
+    queue.enqueue_many(conn, "revoke", reached, {"consent": consent, "seq": at})
     return at
 
 

@@ -22,6 +22,7 @@ from server.api.ldp import access, acl_documents, body, headers, patch, rdf, res
 from server.api.ldp.headers import BINARY, CONTAINER, DOCUMENT, Shape
 from server.config import Settings
 from server.errors import BadRequest, ServiceError, UnsupportedMediaType
+from storage.terms import TermTable
 
 
 def _valid_path(request: Request) -> None:
@@ -96,9 +97,10 @@ async def _body(request: Request, who: Principal, pod: str, path: str, limit: in
     return await body.read(request, limit)
 
 
-async def _parse(request: Request, content: bytes, content_type: str, iri: str) -> set[rdf.Triple]:
-    """The body's triples, parsed off the event loop."""
-    return await run_in_threadpool(rdf.parse, content, content_type, iri,
+async def _parse(request: Request, content: bytes, content_type: str, iri: str) -> TermTable:
+    """The body's triples, parsed off the event loop, as the table of terms
+    writes intern in bulk."""
+    return await run_in_threadpool(rdf.parse_table, content, content_type, iri,
                                    _settings(request).rdf_limits())
 
 
@@ -247,9 +249,9 @@ async def put_resource(where: Where, request: Request, who: Who,
         return await _written(request, who, pod, await run_in_threadpool(
             service.put_bytes, engine, who, base, pod, path, content, _file_type(ctype),
             if_match, if_none_match, forward))
-    new = await _parse(request, content, ctype, resource.iri(base, pod, path))
+    table = await _parse(request, content, ctype, resource.iri(base, pod, path))
     return await _written(request, who, pod, await run_in_threadpool(
-        service.write, engine, who, base, pod, path, lambda _: new, "PUT", if_match,
+        service.write, engine, who, base, pod, path, table, "PUT", if_match,
         if_none_match, forward))
 
 
@@ -324,7 +326,7 @@ async def post_member(where: Where, request: Request, who: Who,
     limits = _settings(request).rdf_limits()
     return await _written(request, who, pod, await run_in_threadpool(
         service.create_member, request.app.state.engine, who, base, pod, path, slug, kind,
-        lambda iri: rdf.parse(content, ctype, iri, limits), content,
+        lambda iri: rdf.parse_table(content, ctype, iri, limits), content,
         _file_type(ctype) if kind == BINARY else "text/turtle",
         forward))
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import IO
 
 import pyoxigraph as ox
 from rdflib import Graph
-from rdflib.term import BNode, Identifier, Literal, URIRef
+from rdflib.term import Identifier
 
 from server.api.ldp import contexts
 from server.errors import BadRdf, PayloadTooLarge, UnsupportedMediaType
+from storage.terms import Position, TermTable
+from views.terms import TermFields, term_of
 
 Triple = tuple[Identifier, Identifier, Identifier]
 # media type -> rdflib format, written
@@ -51,43 +54,63 @@ def parse(body: bytes, content_type: str, base: str,
           limits: RdfLimits = RdfLimits()) -> set[Triple]:
     """The triples of ``body``; 415 for a type we do not read, 400 for a body
     that is not valid RDF in it (an invalid IRI included), 413 beyond ``limits``."""
+    return parse_table(body, content_type, base, limits).decoded()
+
+
+def parse_table(body: bytes | IO[bytes], content_type: str, base: str,
+                limits: RdfLimits | None = RdfLimits()) -> TermTable:
+    """``parse``, as a table of terms (``storage.terms.TermTable``): each
+    term's dictionary fields once, each triple as positions — no Python term
+    per triple, the form bulk writes intern (``podviews load`` reads a
+    stream, without ``limits``)."""
     media = media_type(content_type)
     fmt = _READERS.get(media)
     if fmt is None:
         raise UnsupportedMediaType(f"cannot read {content_type or 'a body without a type'}; "
                                    f"use one of {', '.join(_READERS)}")
     if media == "application/ld+json":
-        body = _with_bundled_contexts(body, base)
-    out: set[Triple] = set()
+        body = _with_bundled_contexts(body if isinstance(body, bytes) else body.read(), base)
+    most = limits.triples if limits is not None else None
+    at: dict[object, int] = {}
+    rows: set[Position] = set()
     try:
-        for q in ox.parse(body, fmt, base_iri=base, without_named_graphs=True):
-            if isinstance(q.object, ox.Literal) and len(q.object.value) > limits.literal_bytes:
-                raise PayloadTooLarge(f"a literal is longer than {limits.literal_bytes} "
-                                      "characters")
-            out.add((term(q.subject), term(q.predicate), term(q.object)))
-            if len(out) > limits.triples:
-                raise PayloadTooLarge(f"a resource may hold at most {limits.triples} triples")
+        for s, p, o, _ in ox.parse(body, fmt, base_iri=base, without_named_graphs=True):
+            rows.add((at.setdefault(s, len(at)), at.setdefault(p, len(at)),
+                      at.setdefault(o, len(at))))
+            if most is not None and len(rows) > most:
+                raise PayloadTooLarge(f"a resource may hold at most {most} triples")
     except (SyntaxError, ValueError) as e:
         raise BadRdf(f"{media} parse error: {e}") from None
-    if not out and media == "application/ld+json" and body.strip() not in (b"{}", b"[]"):
+    if not rows and media == "application/ld+json" and \
+            (body if isinstance(body, bytes) else b"").strip() not in (b"{}", b"[]"):
         # JSON-LD drops what it cannot read (invalid IRIs, free-floating values)
         raise BadRdf("the JSON-LD document holds no triples")
-    return out
+    table = TermTable([fields(t) for t in at], list(rows))
+    if limits is not None and any(f[0] == 2 and len(f[1]) > limits.literal_bytes
+                                  for f in table.terms):
+        raise PayloadTooLarge(f"a literal is longer than {limits.literal_bytes} characters")
+    return table
 
 
 def term(t: object) -> Identifier:
-    """rdflib's term for a pyoxigraph term, as rdflib's own parser makes it
-    (a plain literal has no datatype)."""
+    """rdflib's term for a pyoxigraph term (canonical)."""
+    return term_of(*fields(t))
+
+
+def fields(t: object) -> TermFields:
+    """The dictionary fields of a pyoxigraph term (``views.terms.fields_of``
+    of the same term in rdflib: canonical — pyoxigraph writes a simple
+    literal as an xsd:string and language tags in lower case already)."""
     if isinstance(t, ox.NamedNode):
-        return URIRef(t.value)
+        return 0, t.value, None, None
     if isinstance(t, ox.BlankNode):
-        return BNode(t.value)
+        return 1, t.value, None, None
     if not isinstance(t, ox.Literal):
         raise BadRdf("RDF-star triple terms are not supported")
     if t.language:
-        return Literal(t.value, lang=t.language)
+        return 2, t.value, None, t.language.lower()
     dt = t.datatype.value
-    return Literal(t.value) if dt == _XSD_STRING else Literal(t.value, datatype=URIRef(dt))
+    return 2, t.value, None if dt == _XSD_STRING else dt, None
 
 
 def _with_bundled_contexts(body: bytes, base: str) -> bytes:

@@ -26,7 +26,6 @@ from server.api.auth import Principal
 from server.api.ldp import access, headers, patch
 from server.api.ldp.headers import BINARY, CONTAINER, DESCRIPTION, DOCUMENT, Shape
 from server.api.ldp.patch import Change, DataChange
-from server.api.ldp.rdf import Triple
 from server.api.ldp.resource import (
     Target,
     container_state,
@@ -41,6 +40,8 @@ from server.api.ldp.resource import (
 from server.errors import Conflict, MethodNotAllowed, PreconditionFailed
 from storage import acls, pods
 from storage.db import retrying
+from storage.terms import TermTable
+from views.terms import fields_of
 
 LDP = Namespace("http://www.w3.org/ns/ldp#")
 
@@ -71,13 +72,15 @@ def _conflicts_to_409(write: Callable[..., Written]) -> Callable[..., Written]:
 @_conflicts_to_409
 @retrying
 def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
-          change: Change, method: str, if_match: str | None, if_none_match: str | None,
+          change: Change | TermTable, method: str, if_match: str | None, if_none_match: str | None,
           forward: Callable[[], object] | None = None) -> Written:
-    """Apply ``change`` (a PUT's triples or a PATCH) to the RDF resource at
-    ``path`` (creating it when absent), under If-Match / If-None-Match;
+    """Apply ``change`` (a PUT's triples, as a table of terms, or a PATCH) to
+    the RDF resource at ``path`` (creating it when absent), under If-Match / If-None-Match;
     ``forward`` sends the write upstream once it is known to apply here,
     before it commits."""
-    op = access.patching(patch.modes(change)) if method == "PATCH" else access.WRITE
+    op = access.WRITE
+    if method == "PATCH" and not isinstance(change, TermTable):
+        op = access.patching(patch.modes(change))
     with engine.begin() as c:
         t = target(c, who, base, pod_name, path, op)
         subject = described(c, t)
@@ -97,12 +100,13 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         if isinstance(change, DataChange):  # the resource itself is not read
             store = functools.partial(pods.patch_resource, c, t.pod.id, t.path, change.inserts,
                                       change.deletes)
+        elif isinstance(change, TermTable):  # a PUT's body: neither is the resource
+            if t.is_container:
+                _no_containment(change)
+            store = functools.partial(pods.put_resource, c, t.pod.id, t.path, change)
         else:
             old = pods.resource_triples(c, row.id) if row and not row.binary else set()
-            new = change(old)
-            if t.is_container:
-                _no_containment(new)
-            store = functools.partial(pods.put_resource, c, t.pod.id, t.path, new)
+            store = functools.partial(pods.put_resource, c, t.pod.id, t.path, change(old))
         if forward is not None:  # once the write is known to apply here
             forward()
         seq = store()
@@ -116,11 +120,12 @@ def _after_state(etag: str, t: Target) -> str:
     return container_state(etag, []) if t.is_container else etag
 
 
-def _write_description(c: Connection, t: Target, described, change: Change,  # type: ignore[no-untyped-def]
+def _write_description(c: Connection, t: Target, described,  # type: ignore[no-untyped-def]
+                       change: Change | TermTable,
                        method: str, if_match: str | None, if_none_match: str | None,
                        forward: Callable[[], object] | None) -> Written:
     """PATCH of a non-RDF resource's description (CSS allows no PUT there)."""
-    if method != "PATCH":
+    if method != "PATCH" or isinstance(change, TermTable):
         raise MethodNotAllowed("a description resource is changed by PATCH",
                                headers.not_allowed(Shape(DESCRIPTION), t.root))
     pods.resource(c, t.pod.id, described.path, lock=True)
@@ -148,9 +153,10 @@ def _refuse_auxiliary(t: Target) -> None:
         raise Conflict("an ACL document is no resource of the pod")
 
 
-def _no_containment(triples: set[Triple]) -> None:
+def _no_containment(table: TermTable) -> None:
     """Containment triples are the server's (Solid Protocol §5.3)."""
-    if any(p == LDP.contains for _, p, _ in triples):
+    contains = fields_of(LDP.contains)
+    if any(table.terms[p] == contains for _, p, _ in table.triples):
         raise Conflict("a container's ldp:contains triples are managed by the server")
 
 
@@ -178,7 +184,7 @@ def put_bytes(engine: Engine, who: Principal, base: str, pod_name: str, path: st
 @_conflicts_to_409
 @retrying
 def create_member(engine: Engine, who: Principal, base: str, pod_name: str, container: str,
-                  slug: str | None, kind: str, parse: Callable[[str], set[Triple]],
+                  slug: str | None, kind: str, parse: Callable[[str], TermTable],
                   body: bytes, content_type: str,
                   forward: Callable[[], str] | None = None) -> Written:
     """POST to a container: a new member of ``kind`` (a container, an RDF

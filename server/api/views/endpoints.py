@@ -1,6 +1,7 @@
 """HTTP for views: POST /views, GET /views, GET /views/{id},
 GET /views/{id}/results (JSON, CSV or TSV; ``min_seq`` for read-your-writes;
-ETag and 304), DELETE /views/{id}."""
+ETag and 304), GET /views/{id}/changes (JSON pages, or Server-Sent Events),
+DELETE /views/{id}."""
 
 from __future__ import annotations
 
@@ -10,15 +11,17 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 
 from server.api.auth import Principal
 from server.api.deps import Config, Db, Who
 from server.api.params import Id
+from server.api.views import changes, live, service
 from server.api.views import formats as fmt
-from server.api.views import service
 from server.api.views.schemas import ViewIn, ViewOut
+from server.errors import BadRequest
 
 router = APIRouter(tags=["views"])
 JSON, CSV, TSV = "application/sparql-results+json", "text/csv", "text/tab-separated-values"
@@ -104,6 +107,49 @@ def _negotiate(accept: str) -> str:
         if name in (CSV, TSV):
             return name
     return JSON
+
+
+SSE = "text/event-stream"
+
+
+@router.get("/views/{view_id}/changes",
+            responses={200: {"content": {"application/json": {}, SSE: {}}}, 409: {}, 410: {},
+                       503: {}})
+async def view_changes(view_id: Id, who: Who, db: Db, config: Config, request: Request,
+                       since: Annotated[int | None, Query(ge=0, le=2**62, description=
+                                                          "the changes after this seq; without "
+                                                          "it, the results first")] = None,
+                       skip: Annotated[int, Query(ge=0, le=2**62, description=
+                                                  "rows of the first delta already read "
+                                                  "(paging inside a delta)")] = 0,
+                       last_event_id: Annotated[str | None, Header()] = None) -> Response:
+    """The view's changes after ``since`` in seq order, each ``{"seq",
+    "added", "removed"}`` (SPARQL JSON bindings, repeated by their count),
+    a page at a time (``next``, ``Link: rel="next"``); without ``since``,
+    the view's results first (``snapshot``, at its ``seq``). With ``Accept:
+    text/event-stream``: Server-Sent Events, one per seq (``id:`` the seq;
+    ``Last-Event-ID`` resumes), heartbeats, an ``end`` event when the view
+    fails, the position is no longer kept or the server shuts down. Access
+    as for the results; 410 when ``since`` was compacted away."""
+    streaming = SSE in request.headers.get("accept", "")
+    if streaming and last_event_id is not None:
+        if not last_event_id.strip().isdigit():
+            raise BadRequest(f"Last-Event-ID {last_event_id!r} is not a seq")
+        since, skip = int(last_event_id), 0
+    if streaming:
+        begun = await run_in_threadpool(live.read_encoded, db, who, view_id, since, skip,
+                                        config.page_rows)
+        state = request.app.state
+        return StreamingResponse(
+            live.stream(db, who, view_id, begun, config.page_rows, state.notices,
+                        state.closing, state.shared_reads, config.sse_heartbeat),
+            media_type=SSE, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    first = await run_in_threadpool(changes.read, db, who, view_id, since, skip,
+                                    config.page_rows)
+    headers = {"Link": f'<{live.next_url(view_id, first)}>; rel="next"'}
+    if first.at is not None:
+        headers["Podviews-Seq"] = str(first.at)
+    return JSONResponse(live.page_json(view_id, first), headers=headers)
 
 
 @router.delete("/views/{view_id}", status_code=204)

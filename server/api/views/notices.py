@@ -34,9 +34,10 @@ class ViewNotices:
         with self.changed:
             return self.ended[view]
 
-    async def wait_async(self, view: int, seen: int, timeout: float) -> None:
+    async def wait_async(self, view: int, seen: int, timeout: float,
+                         recheck: float = RECHECK) -> None:
         """Until a job of ``view`` ends after generation ``seen`` was read,
-        or ``min(timeout, RECHECK)`` seconds pass."""
+        ``wake_all`` is called, or ``min(timeout, recheck)`` seconds pass."""
         event = asyncio.Event()
         waiter = (asyncio.get_running_loop(), event)
         with self.changed:
@@ -44,7 +45,7 @@ class ViewNotices:
                 return
             self.waiters[view].add(waiter)
         try:
-            await asyncio.wait_for(event.wait(), min(timeout, RECHECK))
+            await asyncio.wait_for(event.wait(), min(timeout, recheck))
         except TimeoutError:
             pass
         finally:
@@ -56,6 +57,14 @@ class ViewNotices:
             self.ended[view] += 1
             for loop, event in self.waiters.pop(view, ()):
                 loop.call_soon_threadsafe(event.set)
+
+    def wake_all(self) -> None:
+        """Every waiter returns now (the server is shutting down)."""
+        with self.changed:
+            woken = [w for ws in self.waiters.values() for w in ws]
+            self.waiters.clear()
+        for loop, event in woken:
+            loop.call_soon_threadsafe(event.set)
 
     def _listen(self) -> None:
         while not self.stop.is_set():

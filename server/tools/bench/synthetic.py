@@ -23,7 +23,7 @@ from server.api.views.service import register_view
 from server.maintenance import verify
 from server.maintenance.router import Router
 from server.tools.bench.pipeline import bench_pod, drain, fresh_database
-from server.tools.oracle import our_rows, oxigraph_rows
+from server.tools.oracle import our_rows, ox_times, oxigraph_rows
 from storage import catalog, krel, pods
 from views.compile import compile_query
 from views.dataset import Dataset
@@ -48,9 +48,10 @@ class SyntheticRow:
     edges: int
     incremental_ms: float
     scratch_ms: float
-    pyoxigraph_ms: float
+    pyoxigraph_eval_ms: float  # iterating its solutions (oracle.ox_times)
+    pyoxigraph_json_ms: float  # its SPARQL JSON results
     speedup_vs_scratch: float
-    speedup_vs_pyoxigraph: float
+    speedup_vs_pyoxigraph: float  # pyoxigraph_eval_ms / incremental_ms
     aux_rows: int
     view_rows: int
     equal: bool
@@ -107,15 +108,15 @@ def run(n: int, p: float, seed: int = 0, executors: tuple[str, ...] = ("memory",
             _pipeline(server_url, executor, edges, after)  # type: ignore[arg-type]
         for name, text in QUERIES.items():
             r, q = runs[name], compile_query(text).query
-            t = time.perf_counter()
-            theirs = oxigraph_rows(store, text, q.variables)
-            oxi = (time.perf_counter() - t) * 1000
+            oxi = ox_times(store, text)
             inc = r.incremental_ms
             rows.append(SyntheticRow(
                 name, executor, n, p, len(edges), round(inc, 1), round(r.scratch_ms, 1),
-                round(oxi, 1), round(r.scratch_ms / inc, 1) if inc else 0.0,
-                round(oxi / inc, 1) if inc else 0.0, r.aux_rows, len(r.view),
-                r.equal_to_scratch and our_rows(q, r.view, q.variables) == theirs))
+                round(oxi.eval_ms, 1), round(oxi.json_ms, 1),
+                round(r.scratch_ms / inc, 1) if inc else 0.0,
+                round(oxi.eval_ms / inc, 1) if inc else 0.0, r.aux_rows, len(r.view),
+                r.equal_to_scratch and our_rows(q, r.view, q.variables) == oxigraph_rows(
+                    store, text, q.variables)))
     return rows
 
 

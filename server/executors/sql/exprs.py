@@ -1,0 +1,127 @@
+"""SPARQL filter expressions rendered to SQL over term ids (SPARQL 1.1 §17),
+for the subset whose value semantics SQL states exactly; ``None`` for the
+rest, whose node then runs in the interpreter.
+
+A rendered expression is a SQL boolean where NULL stands for a SPARQL
+error: SQL's three-valued AND, OR and NOT are SPARQL's ``&&``, ``||`` and
+``!`` over errors (§17.2: an error and false is false, an error or true is
+true), and a filter keeps the rows where it ``IS TRUE``.
+
+- ``=``/``!=`` where one operand is never a literal: term identity, which is
+  id equality (decision 8: one id per RDF term).
+- ``sameTerm``: id equality. ``bound``: the column is not NULL.
+- ``<``, ``>``, ``<=``, ``>=`` between a variable and an integer or decimal
+  constant: exactly (``numeric``) when the variable holds an integer or a
+  decimal, as doubles when it holds a float or a double (XPath promotion);
+  an error (NULL) for anything else, an ill-typed literal or NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from rdflib import XSD
+from rdflib.term import Identifier, Literal
+
+from views import algebra as A
+from views.terms import INTEGER_TYPES, ExprError, numeric_type, numeric_value
+
+Column = Callable[[str], str | None]  # a variable's id column, None when never bound
+TermId = Callable[[Identifier], str]  # a constant's id as SQL
+
+_EXACT = sorted(str(t) for t in INTEGER_TYPES | {XSD.decimal})
+_FLOATS = [str(XSD.float), str(XSD.double)]
+_FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
+
+
+def condition(e: A.Expr, col: Column, term: TermId, iris: frozenset[str]) -> str | None:
+    """``e`` as a SQL boolean (NULL: error), or None when not rendered.
+    ``iris``: variables never bound to a literal."""
+    match e:
+        case A.Call(fn="&&" | "||", args=args):
+            parts = [condition(a, col, term, iris) for a in args]
+            if any(p is None for p in parts):
+                return None
+            return "(" + (" AND " if e.fn == "&&" else " OR ").join(parts) + ")"  # type: ignore[arg-type]
+        case A.Call(fn="!", args=(a,)):
+            inner = condition(a, col, term, iris)
+            return None if inner is None else f"(NOT {inner})"
+        case A.Call(fn="BOUND", args=(A.Var(name=v),)):
+            c = col(v)
+            return "FALSE" if c is None else f"({c} IS NOT NULL)"
+        case A.Call(fn="SAMETERM", args=(a, b)):
+            return _identity("=", a, b, col, term)
+        case A.Call(fn="=" | "!=", args=(a, b)) if _never_literal(a, iris) or \
+                _never_literal(b, iris):
+            return _identity("=" if e.fn == "=" else "<>", a, b, col, term)
+        case A.Call(fn="<" | ">" | "<=" | ">=", args=(a, b)):
+            if isinstance(a, A.Var) and (x := _number(b)) is not None:
+                return _numeric(e.fn, a.name, x, col)
+            if isinstance(b, A.Var) and (y := _number(a)) is not None:
+                return _numeric(_FLIP[e.fn], b.name, y, col)
+    return None
+
+
+def _number(e: A.Expr) -> Decimal | int | None:
+    """The value of an integer or decimal constant (signed); None for any
+    other expression, or an ill-typed constant."""
+    match e:
+        case A.Const(term=t) if numeric_type(t) in (XSD.integer, XSD.decimal):
+            try:
+                v = numeric_value(t)
+            except ExprError:
+                return None
+            if isinstance(v, float):
+                return None
+            return v
+        case A.Call(fn="neg" | "pos", args=(a,)):
+            inner = _number(a)
+            return None if inner is None else -inner if e.fn == "neg" else inner
+    return None
+
+
+def _never_literal(e: A.Expr, iris: frozenset[str]) -> bool:
+    return (isinstance(e, A.Var) and e.name in iris) or \
+        (isinstance(e, A.Const) and not isinstance(e.term, Literal))
+
+
+def _operand(e: A.Expr, col: Column, term: TermId) -> str | None:
+    match e:
+        case A.Var(name=v):
+            return col(v) or "NULL::bigint"  # unbound: an error
+        case A.Const(term=t):
+            return term(t)
+    return None
+
+
+def _identity(op: str, a: A.Expr, b: A.Expr, col: Column, term: TermId) -> str | None:
+    x, y = _operand(a, col, term), _operand(b, col, term)
+    return None if x is None or y is None else f"({x} {op} {y})"
+
+
+def _numeric(op: str, var: str, v: Decimal | int, col: Column) -> str:
+    """``?var op v`` for an integer or decimal value (§17.3, XPath's
+    op:numeric-less-than and friends)."""
+    c = col(var)
+    if c is None:
+        return "NULL::boolean"
+    exact = format(Decimal(v), "f")
+    double = f"'{float(v)!r}'"
+    exacts = ", ".join(f"'{d}'" for d in _EXACT)
+    floats = ", ".join(f"'{d}'" for d in _FLOATS)
+    # a well-formed literal whose value a double cannot hold has no ``num``
+    huge = (f"(t.datatype = '{XSD.integer}' AND t.lexical ~ '{_INTEGER}' OR "
+            f"t.datatype = '{XSD.decimal}' AND t.lexical ~ '{_DECIMAL}')")
+    return (f"(SELECT CASE WHEN t.datatype IN ({exacts}) AND (t.num IS NOT NULL OR {huge}) "
+            f"THEN t.lexical::numeric {op} {exact}::numeric "
+            f"WHEN t.datatype IN ({floats}) THEN (CASE WHEN t.num IS NOT NULL THEN t.num "
+            f"WHEN t.lexical ~ '^\\s*[+]?{_OVER}\\s*$' THEN 'Infinity'::float8 "
+            f"WHEN t.lexical ~ '^\\s*-{_OVER}\\s*$' THEN '-Infinity'::float8 END) "
+            f"{op} {double}::float8 END FROM terms t WHERE t.id = {c})")
+
+
+# XSD 1.1 lexical spaces (views.terms._LEXICAL), as Postgres regular expressions
+_INTEGER = r"^\s*[+-]?[0-9]+\s*$"
+_DECIMAL = r"^\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)\s*$"
+_OVER = r"(INF|([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?)"  # INF, or past a double

@@ -1,0 +1,531 @@
+"""A view's delta program rendered to one SQL statement over term ids (decision 4,
+counting paper §4): every node's ΔQ a CTE computed set at a time from ΔG (the
+log's net changes over the view's pods, ``storage.changes.DELTA_G``), the pods' triples and the stored
+K-relations as they were, then every stored node's ΔQ added to its
+K-relation tables, rows whose k reaches 0 deleted — all in the statement's
+one snapshot, so every rule reads the old outputs, as the two phases of
+``views.interpret`` do.
+
+Relations are sums of joins (``Rel``: alternatives, each a list of FROM
+items): a stored node is one alternative per schema table (§4.5.3), a BGP's
+output (never stored) its triple patterns over G. Every relation names a
+variable's term id by one column per variable of the plan (``v0``, ``v1``…),
+NULL where a solution leaves it unbound; joins compare columns only where
+both sides may bind them (SPARQL 1.1 §18.3 compatibility).
+
+A node ``render`` cannot state (an expression without exact SQL semantics,
+a group, a BIND, EXISTS) makes the view run in the interpreter
+(``views.interpret``), named in its plan (``placement``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from rdflib.term import Identifier
+
+from server.executors.sql.exprs import condition
+from server.executors.sql.shape import Schema, joined_iris, shape
+from storage.krel import NodeTables, column_names, key_columns
+from views import algebra as A
+from views import plan as P
+
+DG = "pv_dg"  # ΔG of the batch, (s, p, o, sign): the statement's first CTE
+PODS = "CAST(:pods AS bigint[])"
+# Larger BGPs stay on the interpreter: their statements plan slowly (design note 88)
+MAX_PATTERNS = 8
+
+
+class NotRendered(Exception):
+    """The node has no SQL rendering; its view runs in the interpreter."""
+
+
+@dataclass
+class Item:
+    """One FROM item of a join: its SQL, the columns of the variables it
+    binds (``certain``: bound in every row) and its annotation."""
+
+    sql: str
+    cols: dict[str, str]
+    certain: frozenset[str]
+    k: str | None = None  # None: 1
+    conds: list[str] = field(default_factory=list)
+
+
+Alt = list[Item]  # a join
+Rel = list[Alt]  # a sum of joins
+
+
+@dataclass
+class Joined:
+    """Items joined: the FROM clause, the conditions, each variable's
+    column (coalesced where no side binds it for sure) and the product of
+    the annotations."""
+
+    from_: str
+    where: list[str]
+    cols: dict[str, str]
+    certain: frozenset[str]
+    k: str
+
+
+# ------------------------------------------------------------------ joins
+
+
+def _merge(cols: dict[str, str], certain: set[str], item: Item, where: list[str]) -> None:
+    """Bind ``item``'s variables into ``cols``: shared ones must be
+    compatible (equal where both bind them)."""
+    for v, c in item.cols.items():
+        if v not in cols:
+            cols[v], certain_v = c, v in item.certain
+        else:
+            e, ce, cn = cols[v], v in certain, v in item.certain
+            if ce and cn:
+                where.append(f"{e} = {c}")
+            elif ce:
+                where.append(f"({c} IS NULL OR {e} = {c})")
+            elif cn:
+                where.append(f"({e} IS NULL OR {e} = {c})")
+            else:
+                where.append(f"({e} IS NULL OR {c} IS NULL OR {e} = {c})")
+            cols[v] = e if ce else c if cn else f"coalesce({e}, {c})"
+            certain_v = ce or cn
+        if certain_v:
+            certain.add(v)
+
+
+def join(items: Sequence[Item], outer: Item | None = None) -> Joined:
+    """Join ``items`` in their order (each FROM item ``JOIN … ON``); ``outer``
+    binds variables to columns of an enclosing query (a correlated probe)."""
+    cols: dict[str, str] = dict(outer.cols) if outer else {}
+    certain: set[str] = set(outer.certain) if outer else set()
+    from_, where = "", []
+    for i, it in enumerate(items):
+        on: list[str] = []
+        _merge(cols, certain, it, on)
+        on += it.conds
+        if i == 0:
+            from_ = it.sql
+            where += on
+        else:
+            from_ += f" JOIN {it.sql} ON {' AND '.join(on) or 'TRUE'}"
+    ks = [it.k for it in items if it.k is not None]
+    return Joined(from_, where, cols, frozenset(certain), " * ".join(ks) or "1")
+
+
+def connected(first: Sequence[Item], rest: Sequence[Item]) -> list[Item]:
+    """``first``, then ``rest`` each next sharing the most variables with
+    those before it (then the most constants): a join order that starts from
+    the change and follows the data."""
+    out, bound, todo = list(first), {v for it in first for v in it.cols}, list(rest)
+    while todo:
+        best = max(todo, key=lambda it: (len(bound & it.cols.keys()), len(it.conds)))
+        todo.remove(best)
+        out.append(best)
+        bound |= best.cols.keys()
+    return out
+
+
+# ------------------------------------------------------------- renderer
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the renderer knows of the batch: the ids of the plan's constant
+    terms (absent: not in the dictionary, so matching nothing) and the
+    predicates of ΔG's insertions and deletions (None: any). A triple
+    pattern whose predicate ΔG lacks has no delta term (Theorem 4.3's sum
+    loses it) and reads G as G'; a node whose every input delta is empty
+    has an empty delta and writes nothing."""
+
+    ids: dict[Identifier, int]
+    inserted: frozenset[int] | None = None
+    deleted: frozenset[int] | None = None
+
+    def changed(self, p: object, side: frozenset[int] | None) -> bool:
+        if side is None or A.is_var(p):
+            return True
+        i = self.ids.get(p)  # type: ignore[call-overload]
+        return i is not None and i in side
+
+
+class Renderer:
+    """The SQL of one plan over the view's K-relation tables (``tables``:
+    every possible schema of every stored node registered, ``prepare``)."""
+
+    def __init__(self, plan: P.Plan, tables: dict[str, NodeTables], pods: int,
+                 known: Known) -> None:
+        self.plan, self.tables, self.multi_pod, self.known = plan, tables, pods > 1, known
+        names = sorted(set().union(*(shape(n).vars for n in plan.nodes)))
+        self.column = {v: f"v{i}" for i, v in enumerate(names)}
+        self.ctes: list[tuple[str, str]] = []
+        self.delta_name: dict[str, str] = {}  # nodes whose delta is not empty
+        self._alias = 0
+
+    def alias(self, prefix: str = "t") -> str:
+        self._alias += 1
+        return f"{prefix}{self._alias}"
+
+    # ----------------------------------------------------------- sources
+
+    def triple(self, tp: A.TriplePattern, source: str) -> Item:
+        """A triple pattern over the graph as it is now (``new``), as it was
+        (``old``: G' − ΔG⁺ + ΔG⁻) or over ΔG (``delta``, k = its sign)."""
+        if tp.g is not None:
+            raise NotRendered("a triple pattern of a named graph")
+        a = self.alias()
+        conds: list[str] = []
+        if source == "old" and not A.is_var(tp.p) and \
+                self.old_graph(tp.p) == "pod_triples":
+            source = "new"  # ΔG has no triple with its predicate: G' is G
+        if source == "new":
+            sql = f"pod_triples AS {a}"
+            conds.append(f"{a}.pod_id = ANY({PODS})")
+            if self.multi_pod:  # a triple in several pods is one triple (decision 5)
+                conds.append(f"NOT EXISTS (SELECT 1 FROM pod_triples u WHERE "
+                             f"u.pod_id = ANY({PODS}) AND u.pod_id < {a}.pod_id AND "
+                             f"u.s = {a}.s AND u.p = {a}.p AND u.o = {a}.o)")
+        elif source == "old":
+            sql = f"{self.old_graph(tp.p)} AS {a}"
+        else:
+            sql = f"{DG} AS {a}"
+        cols: dict[str, str] = {}
+        for pos, slot in zip("spo", (tp.s, tp.p, tp.o)):
+            if A.is_var(slot):
+                if slot in cols:
+                    conds.append(f"{a}.{pos} = {cols[slot]}")  # type: ignore[index]
+                else:
+                    cols[slot] = f"{a}.{pos}"  # type: ignore[index]
+            else:
+                conds.append(f"{a}.{pos} = {self.term(slot)}")
+        return Item(sql, cols, frozenset(cols), f"{a}.sign" if source == "delta" else None,
+                    conds)
+
+    def term(self, t: object) -> str:
+        """A constant's id (-1, matching nothing, when the dictionary lacks it)."""
+        return str(self.known.ids.get(t, -1))  # type: ignore[call-overload]
+
+    def old_graph(self, p: object) -> str:
+        """G, the pods' graph before the batch, as a FROM item for a pattern
+        with predicate ``p``: G' where ΔG has no triple with it."""
+        k = self.known
+        if not k.changed(p, k.inserted) and not k.changed(p, k.deleted):
+            return "pod_triples"
+        dedupe = (" AND NOT EXISTS (SELECT 1 FROM pod_triples u WHERE u.pod_id = ANY("
+                  f"{PODS}) AND u.pod_id < x.pod_id AND u.s = x.s AND u.p = x.p AND "
+                  "u.o = x.o)") if self.multi_pod else ""
+        gone = (f" AND NOT EXISTS (SELECT 1 FROM {DG} d WHERE d.sign > 0 AND d.s = x.s AND "
+                "d.p = x.p AND d.o = x.o)") if k.changed(p, k.inserted) else ""
+        back = (f" UNION ALL SELECT d.s, d.p, d.o, 0 AS pod_id FROM {DG} d WHERE d.sign < 0"
+                ) if k.changed(p, k.deleted) else ""
+        return (f"(SELECT x.s, x.p, x.o, x.pod_id FROM pod_triples x WHERE "
+                f"x.pod_id = ANY({PODS}){dedupe}{gone}{back})")
+
+    def delta(self, n: P.Node) -> Rel:
+        """ΔQ of a rendered node: its CTE (no alternative when empty)."""
+        if n.id not in self.delta_name:
+            return []
+        a = self.alias("a")
+        s = shape(n)
+        return [[Item(f"{self.delta_name[n.id]} AS {a}",
+                      {v: f"{a}.{self.column[v]}" for v in s.vars}, s.certain, f"{a}.k")]]
+
+    def old(self, n: P.Node) -> Rel:
+        """``n``'s output before the batch: its tables (one alternative per
+        schema), or, for a BGP, its triple patterns over G."""
+        if not self.plan.stored(n):
+            assert isinstance(n, P.Scan)
+            return [connected([], [self.triple(tp, "old") for tp in n.triples])]
+        out: Rel = []
+        for schema in sorted(shape(n).schemas, key=sorted):
+            name, variables = self.tables[n.id][schema]
+            a = self.alias()
+            out.append([Item(f'"{name}" AS {a}', {v: f"{a}.{c}" for v, c in
+                                                   zip(variables, column_names(variables))},
+                             schema, f"{a}.k")])
+        return out
+
+    # ------------------------------------------------------------ selects
+
+    def select(self, n: P.Node, j: Joined, extra: Iterable[str] = (), k: str | None = None,
+               vars_: Iterable[str] | None = None) -> str:
+        """One alternative of ``n``'s delta: its variables' columns (NULL
+        where unbound) and annotation."""
+        names = sorted(shape(n).vars if vars_ is None else vars_)
+        cols = [f"{j.cols.get(v, 'NULL::bigint')} AS {self.column[v]}" for v in names]
+        where = [*j.where, *extra]
+        return (f"SELECT {', '.join([*cols, f'{k or j.k} AS k'])} FROM {j.from_}"
+                + (f" WHERE {' AND '.join(where)}" if where else ""))
+
+    def summed(self, n: P.Node, selects: Sequence[str]) -> str | None:
+        """The K-set sum of ``selects``: one row per mapping, zeros dropped
+        (None: no select, an empty delta)."""
+        cols = [self.column[v] for v in sorted(shape(n).vars)]
+        if not selects:
+            return None
+        body = " UNION ALL ".join(f"({s})" for s in selects)
+        group = f" GROUP BY {', '.join(cols)}" if cols else ""
+        return (f"SELECT {', '.join([*cols, 'sum(k)::bigint AS k'])} FROM ({body}) AS u"
+                f"{group} HAVING sum(k) <> 0")
+
+    def lookup(self, rel: Rel, outer: Item) -> str:
+        """The annotation ``rel`` gives the mapping of ``outer``'s columns
+        (0 when absent): an exact match, unbound where it is unbound."""
+        parts = []
+        for alt in rel:
+            j = join(alt)
+            where = list(j.where)
+            for v, c in outer.cols.items():
+                if v in j.cols and (v in j.certain or v in outer.certain):
+                    where.append(f"{j.cols[v]} = {c}")
+                elif v in j.cols:
+                    where.append(f"{j.cols[v]} IS NOT DISTINCT FROM {c}")
+                elif v not in outer.certain:
+                    where.append(f"{c} IS NULL")
+                else:
+                    where = ["FALSE"]
+                    break
+            parts.append(f"coalesce((SELECT sum({j.k}) FROM {j.from_}"
+                         + (f" WHERE {' AND '.join(where)}" if where else "") + "), 0)")
+        return "(" + (" + ".join(parts) or "0") + ")"
+
+    # -------------------------------------------------------------- rules
+
+    def node(self, n: P.Node) -> str | None:
+        """The SELECT of ΔQ for node ``n`` (counting paper §4); None when it
+        is empty in this batch."""
+        match n:
+            case P.Scan():
+                return self.scan(n)
+            case P.Values() | P.GraphNames():
+                return None  # constant; no named graphs reach views
+            case P.Join():
+                return self.join_rule(n)
+            case P.Union():
+                return self.summed(n, [self.select(n, join(alt)) for c in (n.left, n.right)
+                                       for alt in self.delta(c)])
+            case P.Project():
+                return self.summed(n, [self.select(n, join(alt)) for alt in self.delta(n.child)])
+            case P.Filter() if not A.has_exists(n.expr):
+                return self.filter(n)
+            case P.Distinct():
+                return self.distinct(n)
+            case P.Diff():
+                return self.diff(n)
+        raise NotRendered(n.describe())
+
+    def scan(self, n: P.Scan) -> str | None:
+        """ΔB = Σ_i T1(G')⋈…⋈T(i-1)(G')⋈Ti(ΔG)⋈T(i+1)(G)⋈…⋈Tn(G)  (Theorem 4.3)."""
+        selects = []
+        if len(n.triples) > MAX_PATTERNS:
+            raise NotRendered(f"a BGP of more than {MAX_PATTERNS} triple patterns")
+        k = self.known
+        for i, tp in enumerate(n.triples):
+            if tp.g is not None:
+                raise NotRendered("a triple pattern of a named graph")
+            if not (k.changed(tp.p, k.inserted) or k.changed(tp.p, k.deleted)):
+                continue  # Ti(ΔG) is empty
+            items = [self.triple(t, "new" if j < i else "old")
+                     for j, t in enumerate(n.triples) if j != i]
+            selects.append(self.select(n, join(connected([self.triple(tp, "delta")], items))))
+        return self.summed(n, selects)
+
+    def _expr(self, e: A.Expr | None, j: Joined, iris: frozenset[str]) -> list[str]:
+        if e is None:
+            return []
+        sql = condition(e, lambda v: j.cols.get(v), self.term, iris)
+        if sql is None:
+            raise NotRendered("an expression SQL does not state exactly")
+        return [f"({sql}) IS TRUE"]
+
+    def join_rule(self, n: P.Join) -> str | None:
+        """ΔP1⋈ΔP2 + ΔP1⋈P2 + P1⋈ΔP2 (Theorem 4.5), with the OPTIONAL's
+        filter on μ1 ∪ μ2."""
+        iris = shape(n).iris
+        dl, dr = self.delta(n.left), self.delta(n.right)
+        selects = []
+        for first, rest in ((dl, dr), (dl, self.old(n.right)), (dr, self.old(n.left))):
+            for fa in first:
+                for ra in rest:
+                    j = join(connected(fa, ra))
+                    selects.append(self.select(n, j, self._expr(n.expr, j, iris)))
+        return self.summed(n, selects)
+
+    def filter(self, n: P.Filter) -> str | None:
+        iris = shape(n.child).iris
+        selects = []
+        for alt in self.delta(n.child):
+            j = join(alt)
+            selects.append(self.select(n, j, self._expr(n.expr, j, iris)))
+        return " UNION ALL ".join(selects) or None
+
+    def distinct(self, n: P.Distinct) -> str | None:
+        """A mapping enters or leaves with its support."""
+        rel = self.delta(n.child)
+        if not rel:
+            return None
+        (d,), = rel
+        names = sorted(shape(n).vars)
+        was = self.lookup(self.old(n.child), d)
+        inner = [f"{d.cols[v]} AS {self.column[v]}" for v in names]
+        outer = [self.column[v] for v in names]
+        return (f"SELECT {', '.join([*outer, 'CASE WHEN w > 0 THEN -1 ELSE 1 END AS k'])} "
+                f"FROM (SELECT {', '.join([*inner, f'{d.k} AS dk', f'{was} AS w'])} "
+                f"FROM {d.sql}) AS x WHERE (w > 0) <> (w + dk > 0)")
+
+    def diff(self, n: P.Diff) -> str | None:
+        """Theorem 4.6: the left mappings that may change are those of ΔP1
+        and those compatible with a right mapping whose support changed
+        (ΔS̄); each is re-decided against the right's new support."""
+        names = sorted(shape(n).vars)
+        iris = joined_iris(shape(n.left), shape(n.right))  # of μ1 ∪ μ2
+        dl_rel, dr_rel = self.delta(n.left), self.delta(n.right)
+        if not dl_rel and not dr_rel:
+            return None
+        parts = [f"SELECT {self._cols(names, dl.cols)} FROM {dl.sql}" for dl, in dl_rel]
+        for dr, in dr_rel:
+            changed = self.alias("c")
+            rnames = sorted(shape(n.right).vars)
+            was = self.lookup(self.old(n.right), dr)
+            outer = ", ".join(self.column[v] for v in rnames) or "unit_"
+            self.ctes.append((changed, (
+                f"SELECT {outer} FROM (SELECT "
+                f"{', '.join([self._cols(rnames, dr.cols), f'{dr.k} AS dk', f'{was} AS w'])} "
+                f"FROM {dr.sql}) AS x WHERE (w = 0) <> (w + dk = 0)")))
+            c = self._cte_item(changed, shape(n.right).vars, shape(n.right).certain)
+            for alt in self.old(n.left):
+                own = join(alt).cols
+                j = join(connected([c], alt))
+                where = [*j.where, *self._shares(n, own, c.cols)]
+                parts.append(f"SELECT {self._cols(names, own)} FROM {j.from_}"
+                             + (f" WHERE {' AND '.join(where)}" if where else ""))
+        cands = self.alias("m")
+        self.ctes.append((cands, " UNION ".join(parts)))
+        m = self._cte_item(cands, shape(n).vars, shape(n).certain)
+        kl = f"{self.lookup(self.old(n.left), m)} + {self.lookup(self.delta(n.left), m)}"
+        kout = self.lookup(self.old(n), m)
+        blocked = [self._blocks(n, alt, m, iris, self.lookup(self.delta(n.right), self._own(alt)),
+                                "<> 0") for alt in self.old(n.right)]
+        blocked += [self._blocks(n, alt, m, iris, self.lookup(self.old(n.right), alt[0]), "= 0",
+                                 with_k=False) for alt in dr_rel]
+        blocks = " OR ".join(blocked) or "FALSE"
+        cols = [self.column[v] for v in names]
+        inner = [*(f"{m.cols[v]} AS {self.column[v]}" for v in names), f"{kl} AS kl",
+                 f"{kout} AS kout", f"({blocks}) AS blocked"]
+        kept = "CASE WHEN kl <> 0 AND NOT blocked THEN kl ELSE 0 END"
+        return (f"SELECT {', '.join([*cols, 'kept - kout AS k'])} FROM (SELECT "
+                f"{', '.join([*cols, f'{kept} AS kept', 'kout'])} FROM (SELECT "
+                f"{', '.join(inner)} FROM {m.sql}) AS y) AS x WHERE kept <> kout")
+
+    def _own(self, alt: Alt) -> Item:
+        """An alternative's own mapping, as a probe."""
+        j = join(alt)
+        return Item("", j.cols, j.certain, j.k)
+
+    def _blocks(self, n: P.Diff, alt: Alt, m: Item, iris: frozenset[str], k: str, test: str,
+                with_k: bool = True) -> str:
+        """Some row of ``alt`` compatible with ``m`` blocks it (shares a
+        variable, for MINUS; satisfies the OPTIONAL's filter on μ1 ∪ μ2) and
+        is in the right's new support (``k`` of the row then ``test``)."""
+        own = join(alt)
+        j = join(alt, outer=m)
+        lhs = f"{own.k} + {k}" if with_k else k
+        where = [*j.where, *self._shares(n, m.cols, own.cols),
+                 *self._expr(n.expr, j, iris), f"{lhs} {test}"]
+        return f"EXISTS (SELECT 1 FROM {j.from_} WHERE {' AND '.join(where)})"
+
+    def _shares(self, n: P.Diff, left: dict[str, str], right: dict[str, str]) -> list[str]:
+        """MINUS removes only mappings sharing a variable (other than a
+        pushed-down GRAPH variable) with the right one (SPARQL 1.1 §18.5)."""
+        if not n.minus:
+            return []
+        shared = sorted((left.keys() & right.keys()) - {n.graph_var})
+        if not shared:
+            return ["FALSE"]
+        return ["(" + " OR ".join(f"({left[v]} IS NOT NULL AND {right[v]} IS NOT NULL)"
+                                  for v in shared) + ")"]
+
+    def _cols(self, names: Sequence[str], cols: dict[str, str]) -> str:
+        return ", ".join(f"{cols.get(v, 'NULL::bigint')} AS {self.column[v]}" for v in names) \
+            or "1 AS unit_"
+
+    def _cte_item(self, cte: str, vars_: frozenset[str], certain: frozenset[str]) -> Item:
+        a = self.alias("x")
+        return Item(f"{cte} AS {a}", {v: f"{a}.{self.column[v]}" for v in vars_}, certain)
+
+
+# --------------------------------------------------------------- program
+
+
+def schemas_needed(plan: P.Plan) -> dict[str, list[Schema]]:
+    """The tables a rendered plan writes: every possible schema of every
+    stored node."""
+    return {n.id: sorted(shape(n).schemas, key=sorted) for n in plan.nodes if plan.stored(n)}
+
+
+def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
+           ) -> str | None:
+    """The one statement that maintains the view for the staged ΔG (None:
+    the batch changes no node): its result is one row, (rows added to the
+    state − rows removed, the largest change of a stored node)."""
+    r = Renderer(plan, tables, pods, known)
+    ctes: list[str] = []
+    grown, sizes = [], []
+    for i, n in enumerate(plan.nodes):
+        body = r.node(n)
+        ctes += [f"{c} AS ({b})" for c, b in r.ctes]
+        r.ctes.clear()
+        if body is None:
+            continue
+        name = f"d{i}"
+        r.delta_name[n.id] = name
+        ctes.append(f"{name} AS ({body})")
+        if not plan.stored(n):
+            continue
+        sizes.append(f"(SELECT count(*) FROM {name})")
+        for j, schema in enumerate(sorted(shape(n).schemas, key=sorted)):
+            table, variables = tables[n.id][schema]
+            gone, ins, sql = _apply(name, f"{i}_{j}", table, variables, schema,
+                                    shape(n).vars, r.column)
+            ctes += sql
+            grown += [f"(SELECT count(*) FROM {ins} WHERE inserted)",
+                      f"- (SELECT count(*) FROM {gone})"]
+    if not sizes:
+        return None
+    return (f"WITH {', '.join(ctes)} SELECT (0 {' + '.join([''] + grown)})::bigint AS grown, "
+            f"greatest(0, {', '.join(sizes)}) AS largest")
+
+
+def constants(plan: P.Plan) -> set[Identifier]:
+    """The constant terms of the plan's triple patterns and expressions."""
+    out: set[Identifier] = set()
+    for n in plan.nodes:
+        if isinstance(n, P.Scan):
+            out |= {x for t in n.triples for x in (t.s, t.p, t.o) if not A.is_var(x)}  # type: ignore[misc]
+        for e in (getattr(n, "expr", None),):
+            if e is not None:
+                out |= {x.term for x in A.walk_expr(e) if isinstance(x, A.Const)}
+    return out
+
+
+def _apply(delta: str, tag: str, table: str, variables: list[str], schema: Schema,
+           all_vars: frozenset[str], column: dict[str, str]) -> tuple[str, str, list[str]]:
+    """The CTEs adding the delta's rows of one schema to its table: rows whose
+    k reaches 0 deleted, the others upserted (disjoint rows: one statement)."""
+    keys = key_columns(variables)
+    src = [column[v] for v in variables] or ["TRUE"]
+    match = [f"d.{column[v]} IS NOT NULL" for v in variables] + \
+        [f"d.{column[v]} IS NULL" for v in sorted(all_vars - schema)]
+    on = [f"t.{c} = d.{s}" for c, s in zip(column_names(variables), src)] or ["t.unit"]
+    gone, ins = f"g{tag}", f"i{tag}"
+    where = " AND ".join(match) or "TRUE"
+    back = [f"g.{c} = d.{s}" for c, s in zip(column_names(variables), src)] or ["TRUE"]
+    sql = [(f"{gone} AS (DELETE FROM \"{table}\" AS t USING {delta} AS d WHERE {where} AND "
+           f"{' AND '.join(on)} AND t.k + d.k = 0 RETURNING {', '.join(f't.{c}' for c in keys)})"),
+           (f"{ins} AS (INSERT INTO \"{table}\" AS t ({', '.join(keys)}, k) "
+           f"SELECT {', '.join(f'd.{s}' if s != 'TRUE' else 'TRUE' for s in src)}, d.k "
+           f"FROM {delta} AS d WHERE {where} AND NOT EXISTS (SELECT 1 FROM {gone} AS g WHERE "
+           f"{' AND '.join(back)}) ON CONFLICT ({', '.join(keys)}) DO UPDATE SET "
+           "k = t.k + excluded.k RETURNING (t.xmax = 0) AS inserted)")]
+    return gone, ins, sql

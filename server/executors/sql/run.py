@@ -1,0 +1,99 @@
+"""The SQL executor's rendered path: a view's batch maintained by one
+statement (``render``) inside the job's transaction, for plans whose every
+node renders; ``placement`` says where each node of a plan runs."""
+
+from __future__ import annotations
+
+import functools
+
+from rdflib.term import Identifier
+from sqlalchemy import Connection, text
+
+from server.executors.sql import render as R
+from storage import changes, krel
+from storage.codec import Codec
+from views.errors import ViewTooLarge
+from views.plan import Plan
+
+INTERPRETER = "interpreter"
+SQL = "sql"
+
+
+@functools.lru_cache(maxsize=1024)
+def unrendered(plan: Plan) -> str | None:
+    """Why the plan does not render to SQL (the first node that does not), or
+    None when it does."""
+    fake = {n: {s: (f"t{i}", sorted(s)) for i, s in enumerate(schemas)}
+            for n, schemas in R.schemas_needed(plan).items()}
+    try:
+        R.render(plan, fake, 1, R.Known({}))
+    except R.NotRendered as e:
+        return str(e)
+    return None
+
+
+def placement(plan: Plan) -> str:
+    """Where the plan's nodes run: "sql", or "interpreter" and why."""
+    why = unrendered(plan)
+    return SQL if why is None else f"{INTERPRETER} ({why})"
+
+
+def prepare(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables]
+            ) -> None:
+    """Every table the rendered statement writes, created and registered
+    (``tables`` updated): one per possible schema of each stored node."""
+    for node, schemas in R.schemas_needed(plan).items():
+        have = tables.setdefault(node, {})
+        for schema in schemas:
+            if schema not in have:
+                have[schema] = krel.create(conn, view, node, schema)
+
+
+def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
+             pods: list[int], after: int, upto: int, predicates: list[int] | None,
+             max_rows: int | None = None) -> int:
+    """Apply the changes of ``pods`` in (after, upto] to the view's state by
+    the rendered statement; the change in stored rows. Statements: ΔG
+    staged (two), the plan's constants looked up (only those not met
+    before), the statement (none when ΔG changes no node)."""
+    if upto <= after or not pods:
+        return 0
+    changed = stage(conn, pods, after, upto, predicates)
+    if not changed:
+        return 0
+    prepare(conn, view, plan, tables)
+    known = R.Known(term_ids(conn, R.constants(plan)),
+                    frozenset(p for p, sign in changed if sign > 0),
+                    frozenset(p for p, sign in changed if sign < 0))
+    sql = R.render(plan, tables, len(pods), known)
+    if sql is None:
+        return 0
+    grown, largest = conn.execute(text(sql), {"pods": pods}).one()
+    if max_rows is not None and largest > max_rows:
+        raise ViewTooLarge(f"one of its nodes changes by {largest:,} rows at once; "
+                           f"the limit is {max_rows:,}")
+    return int(grown)
+
+
+def stage(conn: Connection, pods: list[int], after: int, upto: int,
+          predicates: list[int] | None) -> set[tuple[int, int]]:
+    """ΔG of the view's input over (after, upto] in the session's temporary
+    table ``pv_dg`` (emptied at commit); its (predicate, sign) pairs."""
+    conn.execute(text(f"CREATE TEMP TABLE IF NOT EXISTS {R.DG} (s bigint NOT NULL, "
+                      "p bigint NOT NULL, o bigint NOT NULL, sign int NOT NULL) "
+                      "ON COMMIT DELETE ROWS"))
+    rows = conn.execute(text(
+        f"WITH gone AS (DELETE FROM {R.DG}), ins AS (INSERT INTO {R.DG} (s, p, o, sign) "
+        f"{changes.DELTA_G} RETURNING p, sign) SELECT DISTINCT p, sign FROM ins"),
+        changes.net_parameters(pods, after, upto, predicates)).all()
+    return {(int(p), int(sign)) for p, sign in rows}
+
+
+def term_ids(conn: Connection, terms: set[Identifier]) -> dict[Identifier, int]:
+    """The ids of ``terms`` the dictionary holds, remembered with the
+    database connection: a term's id never changes once given."""
+    known: dict[Identifier, int] = conn.info.setdefault("podviews_term_ids", {})
+    missing = [t for t in terms if t not in known]
+    if missing:
+        known.update(Codec(conn).encode(missing, add=False))
+    return {t: known[t] for t in terms if t in known}

@@ -1,0 +1,190 @@
+"""The change feed of views (architecture decision 10): each job's ΔV of a
+view's root — the bindings added and removed, with their counts — stored at
+the change-log position the job brought the view to (``seq``), in the job's
+transaction, so consumers follow a view in order, exactly once, resumable by
+seq.
+
+ΔV is captured where it happens, not where it is computed: a view's root
+K-relation tables carry statement triggers (``krel.watch``) that add every
+row change to the job's capture table while capture is on, whichever
+executor made the change (the SQL executor's upserts, Spark's merge, a
+rebuild's drop and refill). ``record`` nets the captured changes per binding
+and stores the non-zero ones.
+
+A view's feed starts where its first state was built (``views.feed_floor``);
+older positions are compacted away by age and count (``Retention``), and by a
+revocation (the deltas before it held the pod's rows): a consumer positioned
+before the floor cannot resume and must read a snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, Row, text
+
+from storage import krel
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How much of a view's feed is kept: its last ``changes`` deltas, none
+    older than ``seconds``."""
+
+    changes: int = 10_000
+    seconds: float = 7 * 24 * 3600.0
+
+
+def capture(conn: Connection, view: int, root: str) -> None:
+    """Until the transaction ends, changes to the view's root tables are
+    captured, and a root table created for ``root`` is watched."""
+    conn.execute(text("CREATE TEMP TABLE IF NOT EXISTS feed_capture (vars TEXT NOT NULL, "
+                      "ids JSONB NOT NULL, k BIGINT NOT NULL) ON COMMIT DROP"))
+    conn.execute(text("SELECT set_config('podviews.capture', 'on', true), "
+                      "set_config('podviews.feed_root', :r, true)"), {"r": f"{view}:{root}"})
+
+
+def forget(conn: Connection, view: int, root: str | None) -> None:
+    """The rows of the view's root tables as captured removals, before the
+    tables are dropped (a rebuild: the new root's rows arrive as additions)."""
+    for name, variables in krel.tables(conn, view).get(root or "", {}).values():
+        conn.execute(text(f"INSERT INTO pg_temp.feed_capture SELECT CAST(:vars AS text), "
+                          f"to_jsonb(t) - 'k', -t.k FROM \"{name}\" t"),
+                     {"vars": json.dumps(variables)})
+
+
+def start(conn: Connection, view: int, root: str, seq: int) -> None:
+    """The view's first state is built at ``seq``: its root tables are
+    watched from now on and its feed starts there."""
+    for name, variables in krel.tables(conn, view).get(root, {}).values():
+        krel.watch(conn, name, variables)
+    conn.execute(text("UPDATE views SET feed_floor = :s WHERE id = :v"), {"s": seq, "v": view})
+
+
+# The captured changes netted per binding ({variable: term id}); the
+# bindings whose count moved are stored, removals first.
+_RECORD = """
+WITH d AS (
+  SELECT (SELECT coalesce(jsonb_object_agg(CAST(c.vars AS jsonb) ->> CAST(substr(e.key, 2) AS int),
+                                           e.value), '{}'::jsonb)
+          FROM jsonb_each(c.ids) e WHERE e.key <> 'unit') AS binding, c.k
+  FROM pg_temp.feed_capture c),
+net AS (SELECT binding, sum(k) AS k FROM d GROUP BY binding HAVING sum(k) <> 0),
+head AS (INSERT INTO view_changes (view_id, seq, added, removed)
+  SELECT :v, :s, coalesce(sum(k) FILTER (WHERE k > 0), 0), coalesce(-sum(k) FILTER (WHERE k < 0), 0)
+  FROM net HAVING count(*) > 0 RETURNING added, removed),
+body AS (INSERT INTO view_change_rows (view_id, seq, i, k, binding)
+  SELECT :v, :s, row_number() OVER (ORDER BY k > 0, binding), k, binding FROM net)
+SELECT added, removed FROM head
+"""
+
+
+def record(conn: Connection, view: int, seq: int, retention: Retention) -> tuple[int, int]:
+    """ΔV captured in this transaction stored at ``seq``; then the feed
+    compacted by ``retention``. (bindings added, removed), with counts.
+
+    ``seq`` is after every recorded delta of the view: a job records at the
+    position it brought the view to, and a view at position U reflects
+    every change and consent move logged up to U, so a later job with
+    changes to record is at a later position. The one exception is a
+    rebuild whose new plan gives other results (a fixed bug) at the
+    position of the last delta: the feed then restarts at ``seq``."""
+    last = last_seq(conn, view)
+    if last is not None and seq <= last:
+        if conn.execute(text("SELECT EXISTS (SELECT 1 FROM pg_temp.feed_capture)")).scalar():
+            compact(conn, view, last, floor=seq)
+        else:
+            return 0, 0
+    found = conn.execute(text(_RECORD), {"v": view, "s": seq}).one_or_none()
+    conn.execute(text("TRUNCATE pg_temp.feed_capture"))
+    _retain(conn, view, retention)
+    return (int(found.added), int(found.removed)) if found is not None else (0, 0)
+
+
+def last_seq(conn: Connection, view: int) -> int | None:
+    """The position of the view's last recorded delta."""
+    return conn.execute(text("SELECT max(seq) FROM view_changes WHERE view_id = :v"),
+                        {"v": view}).scalar()
+
+
+def compact(conn: Connection, view: int, upto: int, floor: int | None = None) -> None:
+    """The view's deltas up to ``upto`` dropped: consumers resume from
+    ``floor`` (``upto`` unless given) or later, or read a snapshot."""
+    conn.execute(text("DELETE FROM view_changes WHERE view_id = :v AND seq <= :u"),
+                 {"v": view, "u": upto})
+    conn.execute(text("UPDATE views SET feed_floor = greatest(feed_floor, :f) WHERE id = :v"),
+                 {"v": view, "f": upto if floor is None else floor})
+
+
+def _retain(conn: Connection, view: int, retention: Retention) -> None:
+    cut = conn.execute(text(
+        "SELECT max(seq) FROM view_changes WHERE view_id = :v AND (at < now() - "
+        "make_interval(secs => :age) OR seq <= (SELECT seq FROM view_changes WHERE view_id = :v "
+        "ORDER BY seq DESC OFFSET :keep LIMIT 1))"),
+        {"v": view, "age": retention.seconds, "keep": retention.changes}).scalar()
+    if cut is not None:
+        compact(conn, view, int(cut))
+
+
+# ------------------------------------------------------------------ reads
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One recorded ΔV: its position, its sizes, and the rows read of it
+    (``rows``: (k, {variable: term id}), removals first, from ``skip`` on)."""
+
+    seq: int
+    added: int
+    removed: int
+    rows: list[tuple[int, dict[str, int]]]
+    skip: int
+    total: int  # rows the delta has in all
+
+    @property
+    def complete(self) -> bool:
+        return self.skip + len(self.rows) == self.total
+
+
+def deltas(conn: Connection, view: int, since: int, skip: int, budget: int) -> list[Delta]:
+    """The view's deltas after ``since`` in seq order, the first of them from
+    its row ``skip`` on, up to about ``budget`` rows in all: whole deltas
+    while they fit, the last one cut at the budget (at least one row)."""
+    heads = conn.execute(text(
+        "SELECT c.seq, c.added, c.removed, (SELECT count(*) FROM view_change_rows r "
+        " WHERE r.view_id = c.view_id AND r.seq = c.seq) AS total FROM view_changes c "
+        "WHERE c.view_id = :v AND c.seq > :s ORDER BY c.seq LIMIT :n"),
+        {"v": view, "s": since, "n": max(budget, 1)}).all()
+    out: list[Delta] = []
+    left = max(budget, 1)
+    for i, h in enumerate(heads):
+        first = skip if i == 0 else 0
+        take = min(int(h.total) - first, left)
+        if take <= 0 and out:
+            break
+        rows = _rows(conn, view, int(h.seq), first, take)
+        out.append(Delta(int(h.seq), int(h.added), int(h.removed), rows, first, int(h.total)))
+        left -= take
+        if left <= 0:
+            break
+    return out
+
+
+def _rows(conn: Connection, view: int, seq: int, skip: int, n: int
+          ) -> list[tuple[int, dict[str, int]]]:
+    return [(int(r.k), {v: int(t) for v, t in r.binding.items()}) for r in conn.execute(text(
+        "SELECT k, binding FROM view_change_rows WHERE view_id = :v AND seq = :s AND i > :skip "
+        "ORDER BY i LIMIT :n"), {"v": view, "s": seq, "skip": skip, "n": n})]
+
+
+def term_ids(found: Sequence[Delta]) -> set[int]:
+    return {t for d in found for _, b in d.rows for t in b.values()}
+
+
+def position(conn: Connection, view: int) -> Row:
+    """Where the view's feed stands: ``floor`` and ``last`` (its last delta's seq)."""
+    return conn.execute(text(
+        "SELECT v.feed_floor AS floor, (SELECT max(seq) FROM view_changes c "
+        "WHERE c.view_id = v.id) AS last FROM views v WHERE v.id = :v"), {"v": view}).one()
