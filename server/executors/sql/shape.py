@@ -79,6 +79,10 @@ def shape(n: P.Node) -> Shape:
             aggs = frozenset(a.var for a in n.aggregates)
             schemas = frozenset(k | a for k in _subsets(keys) for a in _subsets(aggs))
             return Shape(keys | aggs, frozenset(), schemas, frozenset())
+        case P.Closure():  # the pair's ends (and graph); an end may be a literal
+            vs = frozenset(x for x in (n.subject, n.object, n.graph)
+                           if x is not None and A.is_var(x))  # type: ignore[misc]
+            return Shape(vs, vs, frozenset({vs}), frozenset({n.graph}) if n.graph else frozenset())
     raise TypeError(n)
 
 
