@@ -120,8 +120,10 @@ class BackwardForward:
     processed part of P, Y delayed, D the examined consequences of the
     deleted edges, O the processed part of D, S disproved."""
 
-    def __init__(self, g: Before, deleted: set[Pair], is_source: IsSource) -> None:
+    def __init__(self, g: Before, deleted: set[Pair], is_source: IsSource,
+                 still: tuple[Node, set[Node]] | None = None) -> None:
         self.g, self.deleted, self.is_source = g, deleted, is_source
+        self.still = still  # (u, what u reaches without the one deleted edge u → v)
         self.C: set[Fact] = set()
         self.c_list: list[Fact] = []
         self.c_next = self.s_next = 0
@@ -222,7 +224,8 @@ class BackwardForward:
         while self.c_next < len(self.c_list):                         # lines 20-22
             f = self.c_list[self.c_next]
             self.c_next += 1
-            if (f[0] == E and (f[1], f[2]) not in self.deleted) or f in self.Y:
+            if (f[0] == E and (f[1], f[2]) not in self.deleted) or f in self.Y or \
+                    self._still_reached(f):
                 self._prove(f)
         while self.p_next < len(self.p_list):                         # lines 23-29
             f = self.p_list[self.p_next]
@@ -245,6 +248,15 @@ class BackwardForward:
                 else:
                     self.Y.add(h)
 
+    def _still_reached(self, f: Fact) -> bool:
+        """T(x, z) where u still reaches z and x reaches u: proved (a path
+        to u never leaves u, so it does not use the deleted edge u → v)."""
+        if self.still is None or f[0] != T:
+            return False
+        u, reached = self.still
+        _, x, z = f
+        return z in reached and ((x == u and self.is_source(u)) or self.g.reach(x, u))
+
     def _prove(self, f: Fact) -> None:
         if f not in self.P:
             self.P.add(f)
@@ -260,12 +272,31 @@ def backward_forward(g: Before, deleted: set[Pair], is_source: IsSource,
     changes no pair (every path through it has a detour), so only the other
     deleted edges go to Algorithm 1 — the others stay in E for it, which
     leaves the closure the same. Inside a strongly connected community this
-    finds the alternative once instead of once per source."""
+    finds the alternative once instead of once per source. When one edge
+    u → v is left, what u still reaches without it is computed once, and
+    a checked T(x, z) with z among it and T(x, u) is proved at once."""
+    still = None
     if detours:
         deleted = {e for e in deleted if not _detour(g, e, deleted)}
         if not deleted:
             return set()
-    return BackwardForward(g, deleted, is_source).removed()
+        if len(deleted) == 1:
+            [(u, v)] = deleted
+            still = (u, _reached(g, u, (u, v)))
+    return BackwardForward(g, deleted, is_source, still).removed()
+
+
+def _reached(g: Before, u: Node, without: Pair) -> set[Node]:
+    """What ``u`` reaches over the edges but ``without``."""
+    seen: set[Node] = set()
+    todo = [u]
+    while todo:
+        a = todo.pop()
+        for b in g.out(a):
+            if b not in seen and (a, b) != without:
+                seen.add(b)
+                todo.append(b)
+    return seen
 
 
 def _detour(g: Before, edge: Pair, deleted: set[Pair]) -> bool:

@@ -52,7 +52,9 @@ def prebind(p: A.Pattern, m: Bindings) -> A.Pattern:
         case A.Filter():
             return A.Filter(expr=substitute(p.expr, m), p=prebind(p.p, m))
         case A.Extend():
-            return A.Extend(p=prebind(p.p, m), var=p.var, expr=substitute(p.expr, m))
+            # a variable the Extend binds and ``m`` binds too: its value must agree
+            return _with_row(_bound(m, (p.var,)), A.Extend(p=prebind(p.p, m), var=p.var,
+                                                           expr=substitute(p.expr, m)))
         case A.Distinct():
             return A.Distinct(p=prebind(p.p, m))
         case A.Project():

@@ -178,3 +178,12 @@ def test_paths_inside_graph_agree_with_the_reference(query: str) -> None:
         held = (held | ins) - dels
         view.apply(ds.apply([(q, 1) for q in ins] + [(q, -1) for q in dels]))
         assert view.result == evaluate(c.query.pattern, ds)
+
+
+def test_exists_over_a_zero_length_path_keeps_its_binding() -> None:
+    """EXISTS evaluates its pattern under the mapping (prebind): the
+    zero-length pairs' BIND of the other end must agree with it."""
+    maintained, reference = _maintained_and_reference(
+        f"SELECT * {{ ?s <{P}> ?o FILTER NOT EXISTS {{ ?s ^((!<{P}>)/(<{P}>)*) <{EX}c> }} }}",
+        [(A, P, A), (URIRef(EX + "c"), Q, Z)])
+    assert maintained == reference == [[("o", EX + "a"), ("s", EX + "a")]]

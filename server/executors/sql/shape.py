@@ -84,7 +84,11 @@ def shape(n: P.Node) -> Shape:
             aggs = frozenset(a.var for a in n.aggregates)
             schemas = frozenset(k | a for k in subsets(keys) for a in subsets(aggs))
             return Shape(keys | aggs, frozenset(), schemas, frozenset())
-    raise NotRendered(n.describe())  # a node kind the renderer does not know (Closure)
+        case P.Closure():  # the pair's ends (and graph); an end may be a literal
+            vs = frozenset(x for x in (n.subject, n.object, n.graph)
+                           if x is not None and A.is_var(x))  # type: ignore[misc]
+            return Shape(vs, vs, frozenset({vs}), frozenset({n.graph}) if n.graph else frozenset())
+    raise NotRendered(n.describe())  # a node kind the renderer does not know
 
 
 def joined_iris(left: Shape, right: Shape) -> frozenset[str]:
