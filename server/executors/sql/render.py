@@ -227,7 +227,8 @@ class Renderer:
         a = self.alias("a")
         s = shape(n)
         return [[Item(f"{self.delta_name[n.id]} AS {a}",
-                      {v: f"{a}.{self.column[v]}" for v in s.vars}, s.certain, f"{a}.k")]]
+                      {v: f"{a}.{self.column[v]}" for v in sorted(s.vars)}, s.certain,
+                      f"{a}.k")]]
 
     def old(self, n: P.Node) -> Rel:
         """``n``'s output before the batch: its tables (one alternative per
@@ -274,7 +275,14 @@ class Renderer:
         for alt in rel:
             j = join(alt)
             where = list(j.where)
-            for v, c in outer.cols.items():
+            for v in sorted(outer.cols.keys() | j.cols.keys()):
+                if v not in outer.cols:  # bound by ``rel`` only: unbound in the match
+                    if v in j.certain:
+                        where = ["FALSE"]
+                        break
+                    where.append(f"{j.cols[v]} IS NULL")
+                    continue
+                c = outer.cols[v]
                 if v in j.cols and (v in j.certain or v in outer.certain):
                     where.append(f"{j.cols[v]} = {c}")
                 elif v in j.cols:
@@ -450,7 +458,8 @@ class Renderer:
 
     def _cte_item(self, cte: str, vars_: frozenset[str], certain: frozenset[str]) -> Item:
         a = self.alias("x")
-        return Item(f"{cte} AS {a}", {v: f"{a}.{self.column[v]}" for v in vars_}, certain)
+        return Item(f"{cte} AS {a}", {v: f"{a}.{self.column[v]}" for v in sorted(vars_)},
+                    certain)
 
 
 # --------------------------------------------------------------- program
