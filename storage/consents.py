@@ -64,10 +64,7 @@ def adopt_consents(conn: Connection, view: int, seq: int) -> None:
         "WHERE v.id = :v AND c.revoked_at IS NULL AND (c.view_id IS NULL OR c.view_id = v.id) "
         "ON CONFLICT (consent_id, view_id) DO UPDATE SET granted_seq = :s"),
         {"v": view, "s": seq})
-    conn.execute(text(
-        "UPDATE consent_views cv SET revoked_seq = :s FROM consents c WHERE c.id = cv.consent_id "
-        "AND cv.view_id = :v AND c.revoked_at IS NOT NULL AND cv.revoked_seq IS NULL"),
-        {"v": view, "s": seq})
+    _leave_revoked(conn, view, seq)
 
 
 def settle(conn: Connection, view: int, seq: int) -> None:
@@ -77,6 +74,11 @@ def settle(conn: Connection, view: int, seq: int) -> None:
         "UPDATE consent_views cv SET granted_seq = :s FROM consents c WHERE c.id = cv.consent_id "
         "AND cv.view_id = :v AND c.revoked_at IS NULL AND cv.granted_seq IS NULL"),
         {"v": view, "s": seq})
+    _leave_revoked(conn, view, seq)
+
+
+def _leave_revoked(conn: Connection, view: int, seq: int) -> None:
+    """Every revoked consent that had not left the view leaves it at ``seq``."""
     conn.execute(text(
         "UPDATE consent_views cv SET revoked_seq = :s FROM consents c WHERE c.id = cv.consent_id "
         "AND cv.view_id = :v AND c.revoked_at IS NOT NULL AND cv.revoked_seq IS NULL"),
