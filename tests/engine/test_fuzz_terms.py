@@ -22,7 +22,7 @@ from views.interpret import Maintainer
 from views.kset import KSet
 from views.plan import plan_of
 
-EXAMPLES = int(os.environ.get("PODVIEWS_FUZZ_EXAMPLES", "5000"))
+EXAMPLES = int(os.environ.get("PODVIEWS_FUZZ_EXAMPLES", "1500"))
 SEED = os.environ.get("PODVIEWS_FUZZ_SEED")
 
 

@@ -21,7 +21,7 @@ from views.errors import UnsupportedFeature
 from views.interpret import Maintainer
 from views.reference import evaluate
 
-EXAMPLES = int(os.environ.get("PODVIEWS_PROPERTY_EXAMPLES", "2000"))
+EXAMPLES = int(os.environ.get("PODVIEWS_PROPERTY_EXAMPLES", "500"))
 _HEALTH = [HealthCheck.too_slow, HealthCheck.filter_too_much]
 CASES = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                  suppress_health_check=_HEALTH)

@@ -24,7 +24,7 @@ from tests.executors.test_spark import _data, views_over_random_data
 from tests.maintenance.test_kill import _check, _settle
 from tests.maintenance.test_pipeline import QUERIES
 
-CLUSTER_QUERIES = {name: QUERIES[name] for name in ("optional-filter", "min-max-count")}
+CLUSTER_QUERIES = {name: QUERIES[name] for name in ("optional-filter",)}
 
 
 def _free_port() -> int:

@@ -1,4 +1,4 @@
-"""Crash safety: workers killed with SIGKILL at random points while 50 batches
+"""Crash safety: workers killed with SIGKILL at random points while batches
 of mixed inserts and deletes arrive, then restarted, leave every view equal to
 its from-scratch evaluation (nothing lost, nothing applied twice); two workers
 at once give the same views as one."""
@@ -18,6 +18,9 @@ from server.api.views.service import register_view
 from server.maintenance import verify
 from storage import catalog, queue
 from tests.maintenance.test_pipeline import QUERIES, random_write, setup
+
+# batches of the kill test (CI; about 30% of them kill the worker): run 200+ locally
+WRITES = int(os.environ.get("PODVIEWS_KILL_WRITES", "30"))
 
 
 def _worker(url: str) -> subprocess.Popen:
@@ -65,7 +68,7 @@ def test_workers_killed_at_random_points_lose_and_duplicate_nothing(migrated: st
     rng = random.Random(5)
     worker = _worker(migrated)
     working_kills = 0
-    for _ in range(50):
+    for _ in range(WRITES):
         random_write(engine, pod, rng)
         if rng.random() < 0.3:  # once it works, kill it at a random moment
             _until_working(engine, worker.pid)
@@ -78,7 +81,7 @@ def test_workers_killed_at_random_points_lose_and_duplicate_nothing(migrated: st
     _until_connected(engine, worker.pid)
     worker.terminate()
     assert worker.wait(timeout=30) == 0  # SIGTERM: a clean stop
-    assert working_kills >= 10  # killed while in its loop, not only while starting
+    assert working_kills >= WRITES // 5  # killed while in its loop, not only while starting
     _check(engine, views)
 
 

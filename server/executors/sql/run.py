@@ -70,6 +70,8 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     sql = R.render(plan, tables, len(pods), known)
     if sql is None:
         return 0, size
+    # JIT compiles a statement this size for seconds; it runs in milliseconds (note 88)
+    conn.execute(text("SET LOCAL jit = off"))
     grown, largest = conn.execute(text(sql), {"pods": pods}).one()
     if max_rows is not None and largest > max_rows:
         raise ViewTooLarge(f"one of its nodes changes by {largest:,} rows at once; "
