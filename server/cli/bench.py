@@ -44,6 +44,9 @@ def add(sub: Any) -> None:
                             "paper-synthetic only)")
     bench.add_argument("--only", nargs="+", default=None,
                        help="paper-bsbm: these queries only (Q1 Q2 Q3 Q4 path SUM)")
+    bench.add_argument("--sql-render", action="store_true",
+                       help="paper-bsbm: the SQL executor runs the views that render as one "
+                            "statement per batch (ARCHITECTURE decision 4)")
     bench.add_argument("--edges", type=int, default=100_000,
                        help="paths: edges of each generated graph")
     bench.add_argument("--samples", type=int, default=200,
@@ -101,7 +104,8 @@ def _paper_bsbm(args: argparse.Namespace) -> bool:
 
     only = [q for q in paper.queries_names() if any(q.startswith(o) for o in args.only or [q])]
     rows = [r for data in args.data for r in paper.run(
-        args.server_url, data, args.updates, args.count, args.executor or ["sql"], only)]
+        args.server_url, data, args.updates, args.count, args.executor or ["sql"], only,
+        args.sql_render)]
     paper.print_table(rows, args.json)
     return all(r.equal for r in rows)
 

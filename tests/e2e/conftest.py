@@ -75,20 +75,20 @@ def css() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def podviews(pg_server: str) -> Iterator[str]:
+def podviews(pg_server: str, migrated_template: str) -> Iterator[str]:
     """The base URL of a `podviews serve` on a fresh database (its resource
     IRIs are under its own URL: http://127.0.0.1:{port})."""
-    with scratch_database(pg_server, "pv_solid") as url, serving(
+    with scratch_database(pg_server, "pv_solid", template=migrated_template) as url, serving(
             {"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
              "PODVIEWS_ADMIN_TOKEN": ADMIN}, inherit=False) as served:
         yield served
 
 
 @pytest.fixture(scope="module")
-def podviews_oidc(pg_server: str) -> Iterator[str]:
+def podviews_oidc(pg_server: str, migrated_template: str) -> Iterator[str]:
     """A `podviews serve` like ``podviews`` that may fetch WebID profiles and
     issuers' keys on loopback, where the tests' identity provider runs."""
-    with scratch_database(pg_server, "pv_oidc_e2e") as url, serving(
+    with scratch_database(pg_server, "pv_oidc_e2e", template=migrated_template) as url, serving(
             {"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
              "PODVIEWS_ADMIN_TOKEN": ADMIN, "PODVIEWS_OIDC_FETCH_PRIVATE": "true"},
             inherit=False) as served:

@@ -58,8 +58,8 @@ class Site:
 
 
 @pytest.fixture(scope="module")
-def site(pg_server: str) -> Iterator[Site]:
-    with scratch_database(pg_server, "pv_attack") as url, serving(
+def site(pg_server: str, migrated_template: str) -> Iterator[Site]:
+    with scratch_database(pg_server, "pv_attack", template=migrated_template) as url, serving(
             {"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
              "PODVIEWS_ADMIN_TOKEN": ADMIN, **LIMITS}) as base:
         admin = httpx.Client(base_url=base, headers={"authorization": f"Bearer {ADMIN}"})

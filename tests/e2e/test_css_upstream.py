@@ -22,8 +22,8 @@ pytestmark = pytest.mark.skipif(not NODE, reason="Node.js is not installed: no C
 
 
 @pytest.fixture(scope="module")
-def front(css: str, pg_server: str) -> Iterator[str]:
-    with scratch_database(pg_server, "pv_css") as url, serving(
+def front(css: str, pg_server: str, migrated_template: str) -> Iterator[str]:
+    with scratch_database(pg_server, "pv_css", template=migrated_template) as url, serving(
             {"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
              "PODVIEWS_UPSTREAM_URL": css, "PODVIEWS_ADMIN_TOKEN": ADMIN}) as base:
         yield base

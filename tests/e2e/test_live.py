@@ -27,8 +27,8 @@ EX = "@prefix : <http://ex/> .\n"
 
 
 @pytest.fixture(scope="module")
-def env(pg_server: str) -> Iterator[dict[str, str]]:
-    with scratch_database(pg_server, "pv_live") as url:
+def env(pg_server: str, migrated_template: str) -> Iterator[dict[str, str]]:
+    with scratch_database(pg_server, "pv_live", template=migrated_template) as url:
         yield {"PODVIEWS_DATABASE_URL": url, "PODVIEWS_EXECUTOR": "sql",
                "PODVIEWS_ADMIN_TOKEN": ADMIN, "PODVIEWS_WORKERS": "0",
                "PODVIEWS_SSE_HEARTBEAT": "1"}

@@ -204,7 +204,7 @@ def _irrelevant() -> set[tuple]:
 
 
 def run(server_url: str, data: Path, updates: Path, count: int, executors: list[str],
-        only: list[str] | None = None) -> list[PaperRow]:
+        only: list[str] | None = None, render: bool = False) -> list[PaperRow]:
     from server.cli.load import read_triples
 
     rows = []
@@ -218,15 +218,15 @@ def run(server_url: str, data: Path, updates: Path, count: int, executors: list[
         for name, text in queries(params).items():
             if only and name not in only:
                 continue
-            rows.append(_one_query(engine, pod, name, text, executor, params, stream,
-                                   data.name.removesuffix(".nt.gz")))
+            rows.append(_one_query(engine, pod, name, text, Router(mode=executor, render=render),
+                                   params, stream, data.name.removesuffix(".nt.gz")))
         engine.dispose()
     return rows
 
 
-def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, executor: str,
+def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, router: Router,
                params: dict[str, str], stream: list[list[tuple]], data_name: str) -> PaperRow:
-    router = Router(mode=executor)
+    executor = router.mode + ("+render" if router.render else "")
     q = compile_query(text).query
     whole = dataclasses.replace(q, order=(), limit=None, offset=0)
     oracle_text = _unsliced(text)
