@@ -1,0 +1,161 @@
+"""HTTP and WebSocket for Solid Notifications on views' results (design
+notes 90–96): the server's storage description (``/.well-known/solid``),
+the subscription services of WebSocketChannel2023 and WebhookChannel2023,
+the gateway the Inrupt client negotiates with, a channel's deletion, and
+the WebSocket a WebSocketChannel2023 channel delivers through."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Request, Response, WebSocket
+from fastapi.responses import JSONResponse
+from sqlalchemy import Engine
+from starlette.concurrency import run_in_threadpool
+
+from server.api.auth import token_hash
+from server.api.deps import Config, Db, Who
+from server.api.notify import activity, follow, service
+from server.config import Settings
+from server.errors import NotFound, Unprocessable
+from storage import channels
+
+router = APIRouter(tags=["notifications"])
+LD_JSON = "application/ld+json"
+SUBSCRIBED: dict[int | str, dict[str, Any]] = {
+    200: {"content": {LD_JSON: {}}}, 401: {}, 404: {}, 409: {}, 410: {}, 415: {}, 422: {}, 503: {}}
+
+
+@router.api_route("/.well-known/solid", methods=["GET", "HEAD"],
+                  responses={200: {"content": {"text/turtle": {}}}})
+def storage_description(config: Config) -> Response:
+    """The server's storage description: where to subscribe to a view's
+    results (public, as the Solid Notifications Protocol's discovery is)."""
+    return Response(activity.storage_description(config.public_base), media_type="text/turtle",
+                    headers={"Vary": "Accept"})
+
+
+async def _subscribe(request: Request, who: Any, db: Engine, config: Settings,
+                     channel_type: str | None) -> dict[str, Any]:
+    body = await request.body()
+    if len(body) > 64 << 10:
+        raise Unprocessable("a subscription is at most 64 KiB")
+    sub = service.parse(body, request.headers.get("content-type", ""), channel_type,
+                        config.public_base, config.webhook_private)
+    token, start = await run_in_threadpool(service.subscribe, db, who, sub)
+    base = config.public_base
+    receive = service.websocket_url(base, token) if sub.send_to is None else None
+    return activity.channel_json(f"{base}/notifications/channels/{token}", sub.channel_type,
+                                 sub.topic, receive, sub.send_to, start)
+
+
+@router.post("/notifications/WebSocketChannel2023/", responses=SUBSCRIBED)
+async def subscribe_websocket(request: Request, who: Who, db: Db, config: Config) -> Response:
+    """A WebSocketChannel2023 channel on a view's results (``topic``): its
+    ``receiveFrom`` delivers each delta after the view's position now (or
+    after ``state``, a seq) as an Activity Streams ``Update``."""
+    made = await _subscribe(request, who, db, config, activity.WEBSOCKET)
+    return JSONResponse(made, media_type=LD_JSON)
+
+
+@router.post("/notifications/WebhookChannel2023/", responses=SUBSCRIBED)
+async def subscribe_webhook(request: Request, who: Who, db: Db, config: Config) -> Response:
+    """A WebhookChannel2023 channel on a view's results: each delta POSTed
+    to ``sendTo``, retried with backoff, until the channel is dead."""
+    made = await _subscribe(request, who, db, config, activity.WEBHOOK)
+    return JSONResponse(made, media_type=LD_JSON)
+
+
+@router.post("/notifications/gateway", responses={200: {}, 422: {}})
+async def gateway(request: Request, who: Who, config: Config) -> Response:
+    """The notification gateway (``solid:notificationGateway``, as Inrupt's
+    client negotiates): a list of protocols in; the endpoint of the first
+    this server speaks ("ws") out."""
+    try:
+        asked = (await request.json()).get("protocols", [])
+    except (ValueError, AttributeError):
+        raise Unprocessable("the gateway takes {\"protocols\": [...]} (JSON)") from None
+    if "ws" not in asked:
+        raise Unprocessable(f"no protocol of {asked!r} is offered here (offered: ws)")
+    return JSONResponse({"endpoint": f"{config.public_base}/notifications/gateway/ws",
+                         "protocol": "ws", "features": list(activity.FEATURES)})
+
+
+@router.post("/notifications/gateway/ws", responses=SUBSCRIBED)
+async def gateway_websocket(request: Request, who: Who, db: Db, config: Config) -> Response:
+    """A WebSocketChannel2023 subscription as the gateway's clients send it
+    (no ``type``): the channel, with its WebSocket also as ``endpoint``."""
+    made = await _subscribe(request, who, db, config, None)
+    return JSONResponse({**made, "endpoint": made["receiveFrom"], "protocol": "ws"},
+                        media_type=LD_JSON)
+
+
+@router.delete("/notifications/channels/{token}", status_code=204, responses={404: {}})
+def unsubscribe(token: str, who: Who, db: Db) -> Response:
+    """The channel closed, by its subscriber."""
+    if not service.unsubscribe(db, who, token):
+        raise NotFound("no such channel of yours")
+    return Response(status_code=204)
+
+
+@router.websocket("/notifications/ws/{token}")
+async def receive_from(websocket: WebSocket, token: str) -> None:
+    """The WebSocket of a WebSocketChannel2023 channel: its secret path is
+    the credential (the Solid Notifications Protocol's ``receiveFrom``);
+    each delta after the channel's position, as the subscriber reads it."""
+    state = websocket.app.state
+    engine: Engine = state.engine
+    found = await run_in_threadpool(_channel, engine, token)
+    if found is None or found.kind != channels.WEBSOCKET or found.status != channels.ACTIVE:
+        await websocket.close(code=1008, reason="no such channel")
+        return
+    await websocket.accept()
+    topic = f"{state.settings.public_base}/views/{found.view_id}/results"
+    position = [int(found.position)]
+
+    async def pump() -> tuple[int, str]:
+        async for item in follow.follow(engine, service.subscriber(found), found.view_id,
+                                        position[0], state.settings.page_rows, state.notices,
+                                        state.closing):
+            if isinstance(item, follow.Ended):
+                await websocket.send_text(activity.encoded(item.problem()))
+                return (1001, "server shutting down") if item.status == 503 else \
+                    (1000, item.title)
+            await websocket.send_text(activity.encoded(
+                activity.notification(topic, found.view_id, item)))
+            position[0] = item.seq
+        return 1000, ""
+
+    async def listen() -> None:
+        while (await websocket.receive())["type"] != "websocket.disconnect":
+            pass
+
+    pumping, listening = asyncio.ensure_future(pump()), asyncio.ensure_future(listen())
+    try:
+        done, _ = await asyncio.wait((pumping, listening), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        pumping.cancel()
+        listening.cancel()
+        await run_in_threadpool(_save, engine, found.id, position[0])
+    if pumping in done and not pumping.cancelled() and pumping.exception() is None:
+        code, reason = pumping.result()
+        if code == 1000 and reason:
+            await run_in_threadpool(_ended, engine, found.id, reason)
+        await websocket.close(code=code, reason=reason[:120])
+
+
+def _channel(engine: Engine, token: str) -> Any:
+    with engine.connect() as c:
+        return channels.by_token(c, token_hash(token))
+
+
+def _save(engine: Engine, channel: int, position: int) -> None:
+    with engine.begin() as c:
+        channels.advance(c, channel, position)
+
+
+def _ended(engine: Engine, channel: int, why: str) -> None:
+    with engine.begin() as c:
+        channels.end(c, channel, channels.ENDED, why)
+
