@@ -19,6 +19,7 @@ from typing import ClassVar
 
 import pytest
 from rdflib import Graph, Namespace, URIRef
+from starlette.websockets import WebSocketDisconnect
 
 from server.api.notify import service
 from server.errors import Unprocessable
@@ -37,8 +38,8 @@ def w(migrated: str) -> Iterator[World]:
         yield w
 
 
-def _put(w: World, body: str, pod: str = "alice", who: str = "owner") -> int:
-    r = w.client.put(f"/pods/{pod}/data", content=EX + body, headers={**TURTLE, **w.as_(who)})
+def _put(w: World, body: str, pod: str = "alice", who: str = "owner", path: str = "data") -> int:
+    r = w.client.put(f"/pods/{pod}/{path}", content=EX + body, headers={**TURTLE, **w.as_(who)})
     assert r.status_code in (201, 204), r.text
     return int(r.headers["podviews-seq"])
 
@@ -115,6 +116,33 @@ def test_a_websocket_channel_delivers_each_delta_then_a_revocation_then_nothing_
         assert +rows == _results(w, view, last)
         assert {{v: x for v, _, x, _ in row}["s"] for row in +rows} == \
             {"http://ex/e"}  # bob's data replaced; alice's gone
+    token = channel["id"].rsplit("/", 1)[1]
+    assert w.client.delete(f"/notifications/channels/{token}",
+                           headers=w.as_("other_consumer")).status_code == 404
+    assert w.client.delete(f"/notifications/channels/{token}",
+                           headers=w.as_("consumer")).status_code == 204
+    with pytest.raises(WebSocketDisconnect), \
+            w.client.websocket_connect(f"/notifications/ws/{token}") as ws:
+        ws.receive_json()
+
+
+def test_a_channel_with_state_resumes_after_that_seq(w: World) -> None:
+    view = _view(w, "SELECT ?s WHERE { ?s :p ?o }")
+    _grant(w)
+    first = _put(w, ":a :p 1 .")
+    _results(w, view, first)  # (a delta of its own: a worker may join writes made together)
+    second = _put(w, ":b :p 1 .", path="other")
+    _results(w, view, second)
+    r = w.client.post("/notifications/gateway", headers=w.as_("consumer"),
+                      json={"protocols": ["ws"], "features": []})
+    assert r.status_code == 200 and r.json()["protocol"] == "ws"
+    r = w.client.post(r.json()["endpoint"], headers={**LD, **w.as_("consumer")},
+                      json={"topic": f"{BASE}{view}/results", "state": str(first)})
+    assert r.status_code == 200 and r.json()["endpoint"] == r.json()["receiveFrom"]
+    with w.client.websocket_connect(r.json()["receiveFrom"].removeprefix("ws://pods.test")) as ws:
+        message = ws.receive_json()  # what was recorded after ``first`` already
+        assert message["state"] == str(second)
+        assert [b["s"]["value"] for b in message["delta"]["added"]] == ["http://ex/b"]
 
 
 class _Receiver(BaseHTTPRequestHandler):
