@@ -126,12 +126,12 @@ def test_a_websocket_channel_delivers_each_delta_then_a_revocation_then_nothing_
         ws.receive_json()
 
 
-def test_a_channel_with_state_resumes_after_that_seq(w: World) -> None:
+def test_a_channel_with_state_resumes_after_that_seq_with_whole_deltas(w: World) -> None:
     view = _view(w, "SELECT ?s WHERE { ?s :p ?o }")
     _grant(w)
     first = _put(w, ":a :p 1 .")
     _results(w, view, first)  # (a delta of its own: a worker may join writes made together)
-    second = _put(w, ":b :p 1 .", path="other")
+    second = _put(w, ":b :p 1, 2, 3, 4 .", path="other")  # more rows than a page holds
     _results(w, view, second)
     r = w.client.post("/notifications/gateway", headers=w.as_("consumer"),
                       json={"protocols": ["ws"], "features": []})
@@ -142,7 +142,7 @@ def test_a_channel_with_state_resumes_after_that_seq(w: World) -> None:
     with w.client.websocket_connect(r.json()["receiveFrom"].removeprefix("ws://pods.test")) as ws:
         message = ws.receive_json()  # what was recorded after ``first`` already
         assert message["state"] == str(second)
-        assert [b["s"]["value"] for b in message["delta"]["added"]] == ["http://ex/b"]
+        assert [b["s"]["value"] for b in message["delta"]["added"]] == ["http://ex/b"] * 4
 
 
 class _Receiver(BaseHTTPRequestHandler):

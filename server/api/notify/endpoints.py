@@ -117,7 +117,7 @@ async def receive_from(websocket: WebSocket, token: str) -> None:
     async def pump() -> tuple[int, str]:
         async for item in follow.follow(engine, service.subscriber(found), found.view_id,
                                         position[0], state.settings.page_rows, state.notices,
-                                        state.closing):
+                                        state.closing, state.shared_reads):
             if isinstance(item, follow.Ended):
                 await websocket.send_text(activity.encoded(item.problem()))
                 return (1001, "server shutting down") if item.status == 503 else \

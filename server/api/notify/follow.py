@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
-from starlette.concurrency import run_in_threadpool
 
 from server.api.auth import Principal
 from server.api.views import changes
+from server.api.views.live import SharedReads
 from server.api.views.notices import ViewNotices
 from server.errors import NotReady, ServiceError
 
@@ -51,34 +51,70 @@ def ended(e: ServiceError) -> Ended:
     return Ended(e.status, (type(e).__doc__ or "").strip().splitlines()[0], e.detail or "")
 
 
-def read(engine: Engine, who: Principal, view_id: int, since: int, budget: int) -> Batch:
-    """The whole deltas after ``since`` (pages of about ``budget`` rows
-    joined where a delta spans several), and where they bring the reader;
-    no deltas while a revocation is being applied (its retraction follows).
-    Refusals (no such view for ``who``, position gone) end the feed."""
-    out: list[changes.Change] = []
-    held: changes.Change | None = None
-    skip = 0
-    while True:
-        try:
-            page = changes.read(engine, who, view_id, since, skip, budget)
-        except NotReady:
-            return Batch(out, since)
-        except ServiceError as e:
-            return Batch(out, since, ended(e))
+class _Joined:
+    """Pages of the feed joined into whole deltas (a delta cut by a page is
+    held until its last part), from ``since`` on."""
+
+    def __init__(self, since: int) -> None:
+        self.out: list[changes.Change] = []
+        self.held: changes.Change | None = None
+        self.since, self.skip = since, 0
+
+    def take(self, page: changes.Changes) -> Batch | None:
+        """The batch once ``page`` completes one; None: read the next page."""
         for ch in page.changes:
             if ch.skip == 0 and ch.complete:
-                out.append(ch)
+                self.out.append(ch)
                 continue
-            held = ch if ch.skip == 0 else _joined(held, ch)
-            if held.complete:
-                out.append(held)
-                held = None
-        since, skip = page.since, page.skip
+            self.held = ch if ch.skip == 0 else _joined(self.held, ch)
+            if self.held.complete:
+                self.out.append(self.held)
+                self.held = None
+        self.since, self.skip = page.since, page.skip
         if page.failed is not None and not page.more:
-            return Batch(out, since, Ended(409, "The view failed", page.failed))
-        if held is None and (out or not page.more):
-            return Batch(out, since)
+            return Batch(self.out, self.since, Ended(409, "The view failed", page.failed))
+        if self.held is None and (self.out or not page.more):
+            return Batch(self.out, self.since)
+        return None
+
+    def refused(self, e: ServiceError) -> Batch:
+        """A read refused: while a revocation is being applied (503) the
+        deltas so far, its retraction follows; any other refusal ends the feed.
+        (A delta held in part is read again, whole, from ``since``.)"""
+        return Batch(self.out, self.since, None if isinstance(e, NotReady) else ended(e))
+
+
+def read(engine: Engine, who: Principal, view_id: int, since: int, budget: int) -> Batch:
+    """The whole deltas after ``since`` (pages of about ``budget`` rows
+    joined where a delta spans several), and where they bring the reader."""
+    joined = _Joined(since)
+    while True:
+        try:
+            page = changes.read(engine, who, view_id, joined.since, joined.skip, budget)
+        except ServiceError as e:
+            return joined.refused(e)
+        batch = joined.take(page)
+        if batch is not None:
+            return batch
+
+
+async def read_shared(shared: SharedReads, engine: Engine, who: Principal, view_id: int,
+                      since: int, budget: int, generation: int, woken: bool) -> Batch:
+    """``read`` with its pages shared with the SSE streams and channels of
+    the same caller at the same position after the same job end (note 91)."""
+    joined = _Joined(since)
+    while True:
+        # a read not woken by a notice is shared within its RESYNC period (as live.stream's)
+        resync = None if woken else int(time.monotonic() // RESYNC)
+        key = (view_id, who.agent, joined.since, joined.skip, generation, resync)
+        try:
+            page = (await shared.read(key, engine, who, view_id, joined.since, joined.skip,
+                                      budget)).page
+        except ServiceError as e:
+            return joined.refused(e)
+        batch = joined.take(page)
+        if batch is not None:
+            return batch
 
 
 def _joined(held: changes.Change | None, part: changes.Change) -> changes.Change:
@@ -88,7 +124,7 @@ def _joined(held: changes.Change | None, part: changes.Change) -> changes.Change
 
 
 async def follow(engine: Engine, who: Principal, view_id: int, since: int, budget: int,
-                 notices: ViewNotices, closing: threading.Event
+                 notices: ViewNotices, closing: threading.Event, shared: SharedReads
                  ) -> AsyncIterator[changes.Change | Ended]:
     """The view's deltas after ``since`` as they are recorded, until the
     feed ends for ``who`` or the server shuts down (an ``Ended`` last).
@@ -98,8 +134,10 @@ async def follow(engine: Engine, who: Principal, view_id: int, since: int, budge
     while not closing.is_set():
         generation = notices.generation(view_id)
         if generation != seen or time.monotonic() - read_at >= RESYNC:
+            woken = generation != seen
             seen, read_at = generation, time.monotonic()
-            batch = await run_in_threadpool(read, engine, who, view_id, since, budget)
+            batch = await read_shared(shared, engine, who, view_id, since, budget, generation,
+                                      woken)
             for delta in batch.deltas:
                 yield delta
             since = batch.since
