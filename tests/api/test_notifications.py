@@ -246,6 +246,7 @@ def test_bad_subscriptions_are_problem_documents(w: World) -> None:
         (ws, "consumer", LD, {"type": "WebSocketChannel2023", "topic": f"{BASE}{ask}/results"},
          409, "boolean"),
         (hook, "consumer", LD, {"type": "WebhookChannel2023", "topic": topic}, 422, "sendTo"),
+        (hook, "consumer", LD, {"topic": topic, "x": "y" * (65 << 10)}, 413, "at most"),
         (hook, "consumer", LD, {"type": "WebhookChannel2023", "topic": topic,
                                 "sendTo": "ftp://x/"}, 422, "http"),
     ]

@@ -7,6 +7,7 @@ the WebSocket a WebSocketChannel2023 channel delivers through."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from fastapi import APIRouter, Request, Response, WebSocket
@@ -18,13 +19,14 @@ from server.api.auth import token_hash
 from server.api.deps import Config, Db, Who
 from server.api.notify import activity, follow, service
 from server.config import Settings
-from server.errors import NotFound, Unprocessable
+from server.errors import NotFound, PayloadTooLarge, Unprocessable
 from storage import channels
 
 router = APIRouter(tags=["notifications"])
 LD_JSON = "application/ld+json"
+MAX_BODY = 64 << 10
 SUBSCRIBED: dict[int | str, dict[str, Any]] = {
-    200: {"content": {LD_JSON: {}}}, 401: {}, 404: {}, 409: {}, 410: {}, 415: {}, 422: {}, 503: {}}
+    200: {"content": {LD_JSON: {}}}, 401: {}, 404: {}, 409: {}, 410: {}, 413: {}, 415: {}, 422: {}, 503: {}}
 
 
 @router.api_route("/.well-known/solid", methods=["GET", "HEAD"],
@@ -36,12 +38,19 @@ def storage_description(config: Config) -> Response:
                     headers={"Vary": "Accept"})
 
 
+async def _body(request: Request) -> bytes:
+    """The request's body, refused (413) once it passes ``MAX_BODY`` bytes."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise PayloadTooLarge(f"a subscription is at most {MAX_BODY} bytes")
+    return body
+
+
 async def _subscribe(request: Request, who: Any, db: Engine, config: Settings,
                      channel_type: str | None) -> dict[str, Any]:
-    body = await request.body()
-    if len(body) > 64 << 10:
-        raise Unprocessable("a subscription is at most 64 KiB")
-    sub = service.parse(body, request.headers.get("content-type", ""), channel_type,
+    sub = service.parse(await _body(request), request.headers.get("content-type", ""), channel_type,
                         config.public_base, config.webhook_private)
     token, start = await run_in_threadpool(service.subscribe, db, who, sub)
     base = config.public_base
@@ -73,10 +82,10 @@ async def gateway(request: Request, who: Who, config: Config) -> Response:
     client negotiates): a list of protocols in; the endpoint of the first
     this server speaks ("ws") out."""
     try:
-        asked = (await request.json()).get("protocols", [])
+        asked = json.loads(await _body(request)).get("protocols", [])
     except (ValueError, AttributeError):
         raise Unprocessable("the gateway takes {\"protocols\": [...]} (JSON)") from None
-    if "ws" not in asked:
+    if not isinstance(asked, list) or "ws" not in asked:
         raise Unprocessable(f"no protocol of {asked!r} is offered here (offered: ws)")
     return JSONResponse({"endpoint": f"{config.public_base}/notifications/gateway/ws",
                          "protocol": "ws", "features": list(activity.FEATURES)})
