@@ -70,24 +70,21 @@ def _services(w: World) -> dict[URIRef, URIRef]:
     return {g.value(s, NOTIFY.channelType): s for s in g.objects(me, NOTIFY.subscription)}
 
 
-def test_the_results_link_to_a_description_of_websocket_and_webhook_services(w: World) -> None:
-    view = _view(w, "SELECT ?s WHERE { ?s :p ?o }")
-    _grant(w)
-    r = w.client.get(f"{view}/results", params={"min_seq": _put(w, ":a :p 1 .")},
-                     headers=w.as_("consumer"))
-    assert r.links["http://www.w3.org/ns/solid/terms#storageDescription"]["url"] == \
-        f"{BASE}/.well-known/solid"
-    assert set(_services(w)) == {NOTIFY.WebSocketChannel2023, NOTIFY.WebhookChannel2023}
-
-
-def test_a_websocket_channel_delivers_each_delta_then_a_revocation_then_nothing_of_the_pod(
+def test_a_websocket_channel_found_from_the_results_delivers_each_delta_then_a_revocation(
         w: World) -> None:
+    """... then nothing of the revoked pod."""
     view = _view(w, "SELECT ?s ?o WHERE { ?s :p ?o }")
     alice = _grant(w)
     _grant(w, "bob")
-    rows = _results(w, view, _put(w, ":a :p 1 ."))  # where the subscriber starts
+    start = _put(w, ":a :p 1 .")
+    r = w.client.get(f"{view}/results", params={"min_seq": start}, headers=w.as_("consumer"))
+    assert r.links["http://www.w3.org/ns/solid/terms#storageDescription"]["url"] == \
+        f"{BASE}/.well-known/solid"
+    rows = Counter(_row(b) for b in r.json()["results"]["bindings"])  # where it starts
+    services = _services(w)
+    assert set(services) == {NOTIFY.WebSocketChannel2023, NOTIFY.WebhookChannel2023}
     topic = f"{BASE}{view}/results"
-    service_url = _services(w)[NOTIFY.WebSocketChannel2023]
+    service_url = services[NOTIFY.WebSocketChannel2023]
     r = w.client.post(service_url, headers={**LD, **w.as_("consumer")}, json={
         "@context": ["https://www.w3.org/ns/solid/notification/v1"],
         "type": "WebSocketChannel2023", "topic": topic})
@@ -124,25 +121,6 @@ def test_a_websocket_channel_delivers_each_delta_then_a_revocation_then_nothing_
     with pytest.raises(WebSocketDisconnect), \
             w.client.websocket_connect(f"/notifications/ws/{token}") as ws:
         ws.receive_json()
-
-
-def test_a_channel_with_state_resumes_after_that_seq_with_whole_deltas(w: World) -> None:
-    view = _view(w, "SELECT ?s WHERE { ?s :p ?o }")
-    _grant(w)
-    first = _put(w, ":a :p 1 .")
-    _results(w, view, first)  # (a delta of its own: a worker may join writes made together)
-    second = _put(w, ":b :p 1, 2, 3, 4 .", path="other")  # more rows than a page holds
-    _results(w, view, second)
-    r = w.client.post("/notifications/gateway", headers=w.as_("consumer"),
-                      json={"protocols": ["ws"], "features": []})
-    assert r.status_code == 200 and r.json()["protocol"] == "ws"
-    r = w.client.post(r.json()["endpoint"], headers={**LD, **w.as_("consumer")},
-                      json={"topic": f"{BASE}{view}/results", "state": str(first)})
-    assert r.status_code == 200 and r.json()["endpoint"] == r.json()["receiveFrom"]
-    with w.client.websocket_connect(r.json()["receiveFrom"].removeprefix("ws://pods.test")) as ws:
-        message = ws.receive_json()  # what was recorded after ``first`` already
-        assert message["state"] == str(second)
-        assert [b["s"]["value"] for b in message["delta"]["added"]] == ["http://ex/b"] * 4
 
 
 class _Receiver(BaseHTTPRequestHandler):
@@ -184,6 +162,16 @@ def _received(n: int) -> list[dict]:  # type: ignore[type-arg]
         return [body for _, body in _Receiver.got]
 
 
+def _metrics_once(w: World, line: str) -> str:
+    """``/metrics`` once it shows ``line`` (or after a minute: the caller asserts)."""
+    for _ in range(1200):
+        metrics = w.client.get("/metrics").text
+        if line in metrics:
+            break
+        threading.Event().wait(0.05)
+    return metrics
+
+
 def test_a_webhook_receives_every_delta_through_failures_and_dies_without_receiver(
         w: World, receiver: str) -> None:
     view = _view(w, "SELECT ?s WHERE { ?s :p ?o }")
@@ -209,22 +197,31 @@ def test_a_webhook_receives_every_delta_through_failures_and_dies_without_receiv
                                "sendTo": "http://127.0.0.1:9/nobody"})  # discard: refused
     assert dead.status_code == 200
     _put(w, ":z :p 1 .")
-    for _ in range(600):
-        metrics = w.client.get("/metrics").text
-        if 'podviews_notification_channels{kind="webhook",status="dead"} 1.0' in metrics:
-            break
-        threading.Event().wait(0.05)
+    metrics = _metrics_once(w, 'podviews_notification_channels{kind="webhook",status="dead"} 1.0')
     assert 'podviews_notification_channels{kind="webhook",status="dead"} 1.0' in metrics
     assert 'podviews_webhook_posts_total{outcome="dead"} 1.0' in metrics
     assert len(_received(3)) == 3  # the live webhook went on
 
 
-def test_bad_subscriptions_are_problem_documents(w: World) -> None:
+def test_a_state_resumes_after_its_seq_and_bad_subscriptions_are_problem_documents(
+        w: World) -> None:
     view = _view(w, "SELECT ?s WHERE { ?s :p ?o }")
     consent = _grant(w)
     first = _put(w, ":a :p 1 .")
-    _results(w, view, first)
+    _results(w, view, first)  # (a delta of its own: a worker may join writes made together)
+    second = _put(w, ":b :p 1, 2, 3, 4 .", path="other")  # more rows than a page holds
+    _results(w, view, second)
     topic = f"{BASE}{view}/results"
+    r = w.client.post("/notifications/gateway", headers=w.as_("consumer"),
+                      json={"protocols": ["ws"], "features": []})
+    assert r.status_code == 200 and r.json()["protocol"] == "ws"
+    r = w.client.post(r.json()["endpoint"], headers={**LD, **w.as_("consumer")},
+                      json={"topic": topic, "state": str(first)})
+    assert r.status_code == 200 and r.json()["endpoint"] == r.json()["receiveFrom"]
+    with w.client.websocket_connect(r.json()["receiveFrom"].removeprefix("ws://pods.test")) as sock:
+        message = sock.receive_json()  # what was recorded after ``first`` already, whole
+        assert message["state"] == str(second)
+        assert [b["s"]["value"] for b in message["delta"]["added"]] == ["http://ex/b"] * 4
     ws, hook = "/notifications/WebSocketChannel2023/", "/notifications/WebhookChannel2023/"
     ask = _view(w, "ASK { ?s :p ?o }")
     cases = [  # (service, who, headers, body, status, a word of the detail)
@@ -265,3 +262,36 @@ def test_bad_subscriptions_are_problem_documents(w: World) -> None:
         service.parse(json.dumps({"type": "WebhookChannel2023", "topic": topic,
                                   "sendTo": "http://127.0.0.1/"}).encode(), "application/ld+json",
                       service.activity.WEBHOOK, BASE)
+
+
+def test_a_failed_view_ends_its_channels_with_the_problem(w: World, receiver: str,
+                                                          migrated: str) -> None:
+    import sqlalchemy as sa
+
+    from storage import queue
+
+    view = _view(w, "SELECT ?s WHERE { ?s :p ?o }")
+    _grant(w)
+    _results(w, view, _put(w, ":a :p 1 ."))
+    topic = f"{BASE}{view}/results"
+    hook = w.client.post("/notifications/WebhookChannel2023/", headers={**LD, **w.as_("consumer")},
+                         json={"type": "WebhookChannel2023", "topic": topic, "sendTo": receiver})
+    socket = w.client.post("/notifications/WebSocketChannel2023/",
+                           headers={**LD, **w.as_("consumer")},
+                           json={"type": "WebSocketChannel2023", "topic": topic})
+    assert hook.status_code == socket.status_code == 200
+    with w.client.websocket_connect(socket.json()["receiveFrom"].removeprefix("ws://pods.test")) \
+            as ws:
+        engine = sa.create_engine(migrated)
+        with engine.begin() as c:  # a job the worker cannot run, with no retries left
+            queue.enqueue(c, "grant", int(view.rsplit("/", 1)[1]), {"consent": "none"},
+                          max_attempts=1)
+        engine.dispose()
+        end = ws.receive_json()  # the problem document, then the socket closes
+        assert end["status"] == 409 and end["title"] == "The view failed"
+        with pytest.raises(WebSocketDisconnect):
+            ws.receive_json()
+    assert _received(1) == [end]  # the webhook's last POST: the same problem document
+    assert _Receiver.got[0][0] == "application/problem+json"
+    assert 'podviews_notification_channels{kind="webhook",status="ended"} 1.0' in \
+        _metrics_once(w, 'podviews_notification_channels{kind="webhook",status="ended"} 1.0')
