@@ -1,12 +1,13 @@
 """Solid Notifications on views' results in process (design notes 90–96):
-the storage description (read with rdflib) names the subscription
-services; a WebSocketChannel2023 channel delivers each delta as an
-Activity Streams ``Update`` at its seq — a consumer that applies them to
-the results it started from holds the view's results read afresh — then a
-revocation's retraction, then nothing from that pod; a WebhookChannel2023
-channel POSTs them to a local receiver through failures (retried) and
-dies into ``/metrics`` when its receiver is gone; bad subscriptions are
-problem documents."""
+the storage description the results link to (read with rdflib) names the
+subscription services; a WebSocketChannel2023 channel delivers each delta
+as an Activity Streams ``Update`` at its seq — a consumer that applies them
+to the results it started from holds the view's results read afresh — then
+a revocation's retraction, then nothing from that pod; a channel with a
+``state`` resumes after that seq; a WebhookChannel2023 channel POSTs them
+to a local receiver through failures (retried) and dies into ``/metrics``
+when its receiver is gone; a failed view ends both kinds with its problem
+document; bad subscriptions are problem documents."""
 
 from __future__ import annotations
 

@@ -7,10 +7,12 @@ the WebSocket a WebSocketChannel2023 channel delivers through."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 from typing import Any
 
-from fastapi import APIRouter, Request, Response, WebSocket
+from fastapi import APIRouter, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
@@ -23,6 +25,7 @@ from server.errors import NotFound, PayloadTooLarge, Unprocessable
 from storage import channels
 
 router = APIRouter(tags=["notifications"])
+log = logging.getLogger("podviews.notify")
 LD_JSON = "application/ld+json"
 MAX_BODY = 64 << 10
 SUBSCRIBED: dict[int | str, dict[str, Any]] = {
@@ -147,10 +150,19 @@ async def receive_from(websocket: WebSocket, token: str) -> None:
         pumping.cancel()
         listening.cancel()
         await run_in_threadpool(_save, engine, found.id, position[0])
-    if pumping in done and not pumping.cancelled() and pumping.exception() is None:
+    if pumping not in done or pumping.cancelled():
+        return  # the subscriber left
+    failure = pumping.exception()
+    if isinstance(failure, WebSocketDisconnect):
+        return
+    if failure is not None:
+        log.warning("channel %s: delivery failed", found.id, exc_info=failure)
+        code, reason = 1011, "the server could not read the view's changes; reconnect"
+    else:
         code, reason = pumping.result()
         if code == 1000 and reason:
             await run_in_threadpool(_ended, engine, found.id, reason)
+    with contextlib.suppress(RuntimeError, WebSocketDisconnect):  # closed by the peer meanwhile
         await websocket.close(code=code, reason=reason[:120])
 
 
