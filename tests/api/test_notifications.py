@@ -20,6 +20,7 @@ from typing import ClassVar
 
 import pytest
 from rdflib import Graph, Namespace, URIRef
+from rdflib.compare import isomorphic
 from starlette.websockets import WebSocketDisconnect
 
 from server.api.notify import service
@@ -67,6 +68,10 @@ def _services(w: World) -> dict[URIRef, URIRef]:
     r = w.client.get("/.well-known/solid")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/turtle")
     g = Graph().parse(data=r.text, format="turtle", publicID=f"{BASE}/.well-known/solid")
+    ld = w.client.get("/.well-known/solid", headers={
+        "accept": "application/ld+json, text/turtle;q=0.5"})
+    assert ld.headers["content-type"] == "application/ld+json"
+    assert isomorphic(g, Graph().parse(data=ld.text, format="json-ld"))  # one description
     me = URIRef(f"{BASE}/.well-known/solid")
     return {g.value(s, NOTIFY.channelType): s for s in g.objects(me, NOTIFY.subscription)}
 

@@ -46,6 +46,18 @@ def storage_description(base: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def storage_description_jsonld(base: str) -> list[dict[str, Any]]:
+    """The same description as expanded JSON-LD (no remote context to fetch)."""
+    def ref(iri: str) -> dict[str, str]:
+        return {"@id": iri}
+
+    return [{"@id": f"{base}/.well-known/solid", "@type": [f"{SOLID}StorageDescription"],
+             f"{NOTIFY}subscription": [ref(service_url(base, t)) for t in SERVICES],
+             f"{SOLID}notificationGateway": [ref(f"{base}/notifications/gateway")]},
+            *({"@id": service_url(base, t), f"{NOTIFY}channelType": [ref(t)],
+               f"{NOTIFY}feature": [ref(f"{NOTIFY}{f}") for f in FEATURES]} for t in SERVICES)]
+
+
 def channel_json(channel_id: str, channel_type: str, topic: str, receive_from: str | None,
                  send_to: str | None, state: int) -> dict[str, Any]:
     """A subscription's answer: the channel, as the subscription service made it."""

@@ -33,12 +33,31 @@ SUBSCRIBED: dict[int | str, dict[str, Any]] = {
 
 
 @router.api_route("/.well-known/solid", methods=["GET", "HEAD"],
-                  responses={200: {"content": {"text/turtle": {}}}})
-def storage_description(config: Config) -> Response:
+                  responses={200: {"content": {"text/turtle": {}, LD_JSON: {}}}})
+def storage_description(config: Config, request: Request) -> Response:
     """The server's storage description: where to subscribe to a view's
-    results (public, as the Solid Notifications Protocol's discovery is)."""
+    results (public, as the Solid Notifications Protocol's discovery is);
+    Turtle, or JSON-LD when the client prefers it."""
+    accept = request.headers.get("accept", "")
+    if _prefers(accept, (LD_JSON, "application/json"), "text/turtle"):
+        return JSONResponse(activity.storage_description_jsonld(config.public_base),
+                            media_type=LD_JSON, headers={"Vary": "Accept"})
     return Response(activity.storage_description(config.public_base), media_type="text/turtle",
                     headers={"Vary": "Accept"})
+
+
+def _prefers(accept: str, these: tuple[str, ...], over: str) -> bool:
+    """Whether ``accept`` ranks one of ``these`` above ``over`` (q values)."""
+    ranks: dict[str, float] = {}
+    for part in accept.split(","):
+        name, *params = (p.strip() for p in part.split(";"))
+        q = next((p[2:] for p in params if p.startswith("q=")), "1")
+        try:
+            ranks[name.lower()] = float(q)
+        except ValueError:
+            continue
+    best = max((ranks.get(t, 0.0) for t in these), default=0.0)
+    return best > 0 and best > ranks.get(over, ranks.get("text/*", ranks.get("*/*", 0.0)))
 
 
 async def _body(request: Request) -> bytes:
