@@ -17,7 +17,6 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 
-from server.api.auth import token_hash
 from server.api.deps import Config, Db, Who
 from server.api.notify import activity, follow, service
 from server.config import Settings
@@ -29,7 +28,8 @@ log = logging.getLogger("podviews.notify")
 LD_JSON = "application/ld+json"
 MAX_BODY = 64 << 10
 SUBSCRIBED: dict[int | str, dict[str, Any]] = {
-    200: {"content": {LD_JSON: {}}}, 401: {}, 404: {}, 409: {}, 410: {}, 413: {}, 415: {}, 422: {}, 503: {}}
+    200: {"content": {LD_JSON: {}}}, 401: {}, 404: {}, 409: {}, 410: {}, 413: {}, 415: {},
+    422: {}, 503: {}}
 
 
 @router.api_route("/.well-known/solid", methods=["GET", "HEAD"],
@@ -137,7 +137,7 @@ async def receive_from(websocket: WebSocket, token: str) -> None:
     each delta after the channel's position, as the subscriber reads it."""
     state = websocket.app.state
     engine: Engine = state.engine
-    found = await run_in_threadpool(_channel, engine, token)
+    found = await run_in_threadpool(service.channel, engine, token)
     if found is None or found.kind != channels.WEBSOCKET or found.status != channels.ACTIVE:
         await websocket.close(code=1008, reason="no such channel")
         return
@@ -168,7 +168,7 @@ async def receive_from(websocket: WebSocket, token: str) -> None:
     finally:
         pumping.cancel()
         listening.cancel()
-        await run_in_threadpool(_save, engine, found.id, position[0])
+        await run_in_threadpool(service.delivered, engine, found.id, position[0])
     if pumping not in done or pumping.cancelled():
         return  # the subscriber left
     failure = pumping.exception()
@@ -180,22 +180,7 @@ async def receive_from(websocket: WebSocket, token: str) -> None:
     else:
         code, reason = pumping.result()
         if code == 1000 and reason:
-            await run_in_threadpool(_ended, engine, found.id, reason)
+            await run_in_threadpool(service.ended, engine, found.id, reason)
     with contextlib.suppress(RuntimeError, WebSocketDisconnect):  # closed by the peer meanwhile
         await websocket.close(code=code, reason=reason[:120])
-
-
-def _channel(engine: Engine, token: str) -> Any:
-    with engine.connect() as c:
-        return channels.by_token(c, token_hash(token))
-
-
-def _save(engine: Engine, channel: int, position: int) -> None:
-    with engine.begin() as c:
-        channels.advance(c, channel, position)
-
-
-def _ended(engine: Engine, channel: int, why: str) -> None:
-    with engine.begin() as c:
-        channels.end(c, channel, channels.ENDED, why)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, Row
 
 from server.api import fetch
 from server.api.auth import Principal, new_token, token_hash
@@ -148,6 +148,22 @@ def unsubscribe(engine: Engine, who: Principal, token: str) -> bool:
                                  (who.agent, who.webid)):
             return False
         return channels.delete(c, token_hash(token))
+
+
+def channel(engine: Engine, token: str) -> Row | None:
+    """The channel named by ``token`` (``receiveFrom``'s secret)."""
+    with engine.connect() as c:
+        return channels.by_token(c, token_hash(token))
+
+
+def delivered(engine: Engine, channel_id: int, position: int) -> None:
+    with engine.begin() as c:
+        channels.advance(c, channel_id, position)
+
+
+def ended(engine: Engine, channel_id: int, why: str) -> None:
+    with engine.begin() as c:
+        channels.end(c, channel_id, channels.ENDED, why)
 
 
 def subscriber(found: Any) -> Principal:
