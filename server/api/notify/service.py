@@ -13,12 +13,20 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import Engine, Row
+from sqlalchemy.exc import IntegrityError
 
 from server.api import fetch
 from server.api.auth import Principal, new_token, token_hash
 from server.api.notify import activity
 from server.api.views.service import row, state
-from server.errors import Conflict, Gone, NotReady, Unprocessable, UnsupportedMediaType
+from server.errors import (
+    Conflict,
+    Gone,
+    NotFound,
+    NotReady,
+    Unprocessable,
+    UnsupportedMediaType,
+)
 from storage import catalog, channels, feed
 from views.compile import compiled
 
@@ -134,9 +142,12 @@ def subscribe(engine: Engine, who: Principal, sub: Subscription) -> tuple[str, i
                                     f"{v.watermark})")
             raise Gone(f"view {v.id}'s changes after {sub.state} are no longer kept; read its "
                        "results and subscribe without state")
-    with engine.begin() as c:
-        channels.create(c, _KINDS[sub.channel_type], hashed, sub.view_id, who.role, who.agent,
-                        who.webid, start, sub.send_to)
+    try:
+        with engine.begin() as c:
+            channels.create(c, _KINDS[sub.channel_type], hashed, sub.view_id, who.role,
+                            who.agent, who.webid, start, sub.send_to)
+    except IntegrityError:  # the view was dropped meanwhile
+        raise NotFound(f"no view {sub.view_id}") from None
     return token, start
 
 
