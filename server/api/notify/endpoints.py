@@ -72,8 +72,10 @@ async def _body(request: Request) -> bytes:
 
 async def _subscribe(request: Request, who: Any, db: Engine, config: Settings,
                      channel_type: str | None) -> dict[str, Any]:
-    sub = service.parse(await _body(request), request.headers.get("content-type", ""), channel_type,
-                        config.public_base, config.webhook_private)
+    body = await _body(request)
+    sub = await run_in_threadpool(  # off the loop: a webhook's sendTo is resolved (DNS)
+        service.parse, body, request.headers.get("content-type", ""), channel_type,
+        config.public_base, config.webhook_private)
     token, start = await run_in_threadpool(service.subscribe, db, who, sub)
     base = config.public_base
     receive = service.websocket_url(base, token) if sub.send_to is None else None
