@@ -20,6 +20,8 @@ from server.api.consents.endpoints import router as consents_router
 from server.api.ldp import offload
 from server.api.ldp.endpoints import router as ldp_router
 from server.api.ldp.upstream import Upstream
+from server.api.notify.endpoints import router as notify_router
+from server.api.notify.webhooks import Deliverer
 from server.api.ops import observability
 from server.api.views.endpoints import router as views_router
 from server.api.views.live import SharedReads
@@ -45,10 +47,13 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
         for t in threads:
             t.start()
         app.state.notices = ViewNotices(url)
+        webhooks = Deliverer(engine, settings.public_base, settings.page_rows,
+                             settings.webhooks(), app.state.metrics.webhooks)
         try:
             yield
         finally:
             app.state.closing.set()
+            webhooks.close()
             app.state.notices.close()
             offload.shutdown()
             stop.set()
@@ -71,6 +76,7 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
     app.include_router(admin_router)
     app.include_router(consents_router)
     app.include_router(views_router)
+    app.include_router(notify_router)
     app.include_router(ldp_router)
 
     health = sa.create_engine(url, pool_size=1, max_overflow=0, pool_pre_ping=True,

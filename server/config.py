@@ -9,6 +9,7 @@ from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from server.api.ldp.rdf import RdfLimits
+from server.api.notify.policy import Policy
 from server.executors.spark.config import SparkConfig
 from server.maintenance.limits import Limits
 from server.maintenance.router import Router
@@ -52,6 +53,13 @@ class Settings(BaseSettings):
     feed_changes: int = 10_000
     feed_seconds: float = 7 * 24 * 3600.0
     sse_heartbeat: float = 15.0  # seconds between heartbeats of an idle event stream
+    # WebhookChannel2023 (server/api/notify/webhooks.py): failures in a row before a channel
+    # is dead, the first retry's wait (doubled after each failure), a POST's timeout, and
+    # whether sendTo may be a loopback or private address (tests, on-premises receivers)
+    webhook_attempts: int = 8
+    webhook_backoff: float = 1.0
+    webhook_timeout: float = 5.0
+    webhook_private: bool = False
     max_body_bytes: int = 16 << 20  # a write's body (413 beyond, before it is read whole)
     max_patch_bytes: int = 1 << 20  # a PATCH's body (N3 and SPARQL parsers are not linear)
     max_literal_bytes: int = 1 << 20  # characters in one literal of a body
@@ -78,6 +86,10 @@ class Settings(BaseSettings):
     def limits(self) -> Limits:
         return Limits(self.max_view_rows, self.max_state_rows,
                       Retention(self.feed_changes, self.feed_seconds))
+
+    def webhooks(self) -> Policy:
+        return Policy(self.webhook_attempts, self.webhook_backoff, self.webhook_timeout,
+                      self.webhook_private)
 
     def router(self) -> Router:
         return Router(self.executor, self.spark_threshold,

@@ -75,6 +75,12 @@ class OverLimit(ServiceError):
     status = 422
 
 
+class Unprocessable(ServiceError):
+    """The request is well-formed but asks for what cannot be done."""
+
+    status = 422
+
+
 class BadRequest(ServiceError):
     """The request is malformed."""
 

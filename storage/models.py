@@ -217,6 +217,34 @@ class ViewChangeRow(Base):
                                            ondelete="CASCADE"),)
 
 
+class NotificationChannel(Base):
+    """A Solid Notifications channel on a view's results (design notes 90–99):
+    WebSocketChannel2023 (``receiveFrom`` names it by a secret whose hash is
+    kept) or WebhookChannel2023 (``send_to``); the subscriber's identity, so
+    every delivery is access-checked as a read of the results; ``position``:
+    the seq it has delivered up to; a webhook's attempts and its backoff."""
+
+    __tablename__ = "notification_channels"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    token_hash: Mapped[bytes] = mapped_column(LargeBinary, unique=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    view_id: Mapped[int] = mapped_column(ForeignKey("views.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(16))  # the subscriber (server.api.auth.Principal)
+    agent_id: Mapped[int | None] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"))
+    webid: Mapped[str] = mapped_column(Text)
+    send_to: Mapped[str | None] = mapped_column(Text)
+    position: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16), server_default="active")
+    attempts: Mapped[int] = mapped_column(Integer, server_default="0")  # failed in a row
+    next_attempt: Mapped[datetime] = _now()
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _now()
+    __table_args__ = (
+        CheckConstraint("kind IN ('websocket', 'webhook')", name="kind"),
+        CheckConstraint("status IN ('active', 'dead', 'ended')", name="status"),
+        CheckConstraint("(kind = 'webhook') = (send_to IS NOT NULL)", name="send_to"))
+
+
 class Consent(Base):
     """A pod owner's consent for a consumer (all its views, or one)."""
 

@@ -1,8 +1,9 @@
 """Bounded outbound fetches (issue 20's rule: no unbounded request on a
-client's behalf): Solid-OIDC reads WebID profiles and issuers' keys, and
-nothing else leaves the server. A fetch is http(s) only, to a host whose
-addresses are all public (unless ``allow_private``: tests, on-premises
-issuers), without redirects, within a timeout and a size limit."""
+client's behalf): Solid-OIDC reads WebID profiles and issuers' keys,
+webhooks deliver Solid Notifications (``post``), and nothing else leaves
+the server. A request is http(s) only, to a host whose addresses are all
+public (unless ``allow_private``: tests, on-premises issuers), without
+redirects, within a timeout and a size limit."""
 
 from __future__ import annotations
 
@@ -25,15 +26,23 @@ def _public(host: str, port: int) -> bool:
     return all(ipaddress.ip_address(str(info[4][0]).split("%")[0]).is_global for info in infos)
 
 
-def fetch(url: str, accept: str, timeout: float, max_bytes: int,
-          allow_private: bool = False) -> tuple[str, bytes]:
-    """(media type, body) of a 200 answer to a GET of ``url``."""
+def check(url: str, allow_private: bool = False) -> None:
+    """FetchError unless ``url`` is http(s) to a public host (or ``allow_private``)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise FetchError(f"not an http(s) URL: {url}")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise FetchError(f"not a port: {url}") from None
     if not allow_private and not _public(parts.hostname, port):
         raise FetchError(f"{parts.hostname} is no public address")
+
+
+def fetch(url: str, accept: str, timeout: float, max_bytes: int,
+          allow_private: bool = False) -> tuple[str, bytes]:
+    """(media type, body) of a 200 answer to a GET of ``url``."""
+    check(url, allow_private)
     try:
         with httpx.Client(timeout=timeout, follow_redirects=False) as client, \
                 client.stream("GET", url, headers={"accept": accept}) as r:
@@ -47,3 +56,16 @@ def fetch(url: str, accept: str, timeout: float, max_bytes: int,
             return r.headers.get("content-type", "").split(";")[0].strip(), body
     except httpx.HTTPError as e:
         raise FetchError(f"{url}: {type(e).__name__}") from None
+
+
+def post(client: httpx.Client, url: str, body: bytes, media: str,
+         allow_private: bool = False) -> None:
+    """``body`` POSTed to ``url`` with ``client`` (its timeout; no
+    redirects); FetchError unless the answer is a 2xx."""
+    check(url, allow_private)
+    try:
+        r = client.post(url, content=body, headers={"content-type": media})
+    except httpx.HTTPError as e:
+        raise FetchError(f"{url}: {type(e).__name__}") from None
+    if not r.is_success:
+        raise FetchError(f"{url} answered {r.status_code}")

@@ -24,6 +24,9 @@ def add(sub: Any) -> None:
                        help="throughput: `podviews worker` processes beside the API")
     bench.add_argument("--subscribers", type=int, nargs="+", default=[1, 100, 1000],
                        help="live: SSE subscribers of the view, one run each")
+    bench.add_argument("--channel", choices=["sse", "websocket"], default="sse",
+                       help="live: how subscribers follow the view: Server-Sent Events, or "
+                            "each a Solid Notifications WebSocketChannel2023 channel")
     bench.add_argument("--writes", type=int, default=250, help="live: PATCHes to send "
                        "(at --rate per second)")
     bench.add_argument("--views", type=int, default=100, help="many-views: views registered")
@@ -84,9 +87,9 @@ def _throughput(args: argparse.Namespace) -> bool:
 def _live(args: argparse.Namespace) -> bool:
     from server.tools.bench import live
 
-    rows = live.run(args.server_url, args.subscribers, args.writes, args.rate)
-    print_rows("live: write commit to SSE delivery, one API process, one worker", rows,
-               args.json)
+    rows = live.run(args.server_url, args.subscribers, args.writes, args.rate, args.channel)
+    print_rows(f"live: write commit to {args.channel} delivery, one API process, one worker",
+               rows, args.json)
     return all(r.complete for r in rows)
 
 

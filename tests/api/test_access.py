@@ -87,7 +87,19 @@ CASES: dict[str, tuple[Request, tuple[int, ...]]] = {
                            (401, 404, 404, 404, 204, 204)),
     "GET /healthz": (lambda w, h, i: w.client.get("/healthz", headers=h),
                      (200, 200, 200, 200, 200, 200)),
+    "GET /.well-known/solid": (lambda w, h, i: w.client.get("/.well-known/solid", headers=h),
+                               (200, 200, 200, 200, 200, 200)),
+    # a subscription is a read of the results (design note 91)
+    "POST /notifications/WebSocketChannel2023/": (lambda w, h, i: (_ready(w), w.client.post(
+        "/notifications/WebSocketChannel2023/", headers={"content-type": "application/ld+json", **h},
+        json={"type": "WebSocketChannel2023", "topic": f"http://pods.test{w.view}/results"}))[1],  # type: ignore[attr-defined]
+        (401, 404, 404, 404, 200, 200)),
 }
+
+
+def _ready(w: World) -> None:
+    r = w.client.get(f"{w.view}/results", params={"min_seq": 1}, headers=w.as_("admin"))  # type: ignore[attr-defined]
+    assert r.status_code == 200, r.text
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,10 @@ arrives as one event whose id is the write's seq. The process it listens to
 shuts down (the stream ends with an ``end`` event, cleanly); writes go on;
 the client resumes with ``Last-Event-ID`` on a restarted process and gets
 exactly the deltas it missed: its snapshot with every delta applied equals
-the view's results."""
+the view's results. A WebSocketChannel2023 channel subscribed on one
+process is received on the other the same way, ends with the problem
+document when that process shuts down, and its ``receiveFrom`` opened on
+the restarted process goes on from where the socket was (design note 93)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from httpx_sse import ServerSentEvent, connect_sse
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect as websocket
 
 from server.tools.process import serving, working
 from tests.conftest import scratch_database
@@ -46,6 +51,18 @@ def _apply(rows: Counter, event: ServerSentEvent) -> int:  # type: ignore[type-a
     return int(change["seq"])
 
 
+def _notified(rows: Counter, message: str | bytes) -> int:  # type: ignore[type-arg]
+    note = json.loads(message)
+    rows.update(_row(b) for b in note["delta"]["added"])
+    rows.subtract(_row(b) for b in note["delta"]["removed"])
+    return int(note["state"])
+
+
+def _on(base: str, receive_from: str) -> str:
+    """``receive_from`` (named by the process that made the channel) on ``base``'s process."""
+    return base.replace("http://", "ws://") + receive_from[receive_from.index("/notifications/"):]
+
+
 def _changes(events: Iterator[ServerSentEvent]) -> Iterator[ServerSentEvent]:
     return (e for e in events if e.data)  # not the heartbeats (comments)
 
@@ -72,12 +89,19 @@ def test_sse_follows_a_view_across_api_processes_and_a_restart(env: dict[str, st
             return int(r.headers["podviews-seq"])
 
         seqs = [write(1)]
-        httpx.get(f"{a}{view}/results", params={"min_seq": seqs[0], "wait": 60}, headers=consumer,
-                  timeout=90)
+        r = httpx.get(f"{a}{view}/results", params={"min_seq": seqs[0], "wait": 60},
+                      headers=consumer, timeout=90)
+        notified = Counter(_row(x) for x in r.json()["results"]["bindings"])
+        r = httpx.post(f"{a}/notifications/WebSocketChannel2023/", headers={
+            **consumer, "content-type": "application/ld+json"}, json={
+            "type": "WebSocketChannel2023", "topic": f"{a}{view}/results"})
+        assert r.status_code == 200 and r.json()["state"] == str(seqs[0]), r.text
+        receive_from = r.json()["receiveFrom"]
         rows: Counter = Counter()  # type: ignore[type-arg]
         with serving(env, inherit=False, started=started) as b, \
                 httpx.Client(base_url=b, headers=consumer, timeout=60) as c, \
-                connect_sse(c, "GET", f"{view}/changes") as source:
+                connect_sse(c, "GET", f"{view}/changes") as source, \
+                websocket(_on(b, receive_from)) as ws:
             events = _changes(source.iter_sse())
             snapshot = next(events)
             assert snapshot.event == "snapshot"
@@ -89,18 +113,26 @@ def test_sse_follows_a_view_across_api_processes_and_a_restart(env: dict[str, st
                 assert event.event == "change"
                 last = _apply(rows, event)
                 assert last == seqs[-1]  # written on A, delivered by B, at the write's seq
+                assert _notified(notified, ws.recv(timeout=60)) == seqs[-1]
             started[-1].terminate()  # B shuts down: the stream ends with an end event
             end = next(events)
             assert end.event == "end" and json.loads(end.data)["status"] == 503
             assert next(events, None) is None
+            with pytest.raises(ConnectionClosed) as closed:  # the socket closes too: by
+                # uvicorn (1012, service restart) or, after its problem document, by us (1001)
+                assert json.loads(ws.recv(timeout=60))["status"] == 503
+                ws.recv(timeout=60)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code in (1001, 1012)
         seqs += [write(4), write(5)]  # while no one listens
         with serving(env, inherit=False) as b2, \
                 httpx.Client(base_url=b2, headers=consumer, timeout=60) as c, \
                 connect_sse(c, "GET", f"{view}/changes",
-                            headers={"last-event-id": str(last)}) as source:
+                            headers={"last-event-id": str(last)}) as source, \
+                websocket(_on(b2, receive_from)) as ws:
             events = _changes(source.iter_sse())
             got = [_apply(rows, next(events)) for _ in seqs[3:]]
             assert got == seqs[3:]  # no gap, no duplicate, in order
+            assert [_notified(notified, ws.recv(timeout=60)) for _ in seqs[3:]] == seqs[3:]
         r = httpx.get(f"{a}{view}/results", params={"min_seq": seqs[-1], "wait": 60},
                       headers=consumer, timeout=90)
-        assert +rows == Counter(_row(x) for x in r.json()["results"]["bindings"])
+        assert +rows == Counter(_row(x) for x in r.json()["results"]["bindings"]) == +notified

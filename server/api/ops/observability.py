@@ -17,12 +17,18 @@ from collections.abc import Awaitable, Callable, Iterator
 
 import sqlalchemy as sa
 from fastapi import FastAPI, Request, Response
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from storage import ops
+from storage import channels, ops
 
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
 log = logging.getLogger("podviews.http")
@@ -66,7 +72,13 @@ class Metrics:
         self.batch = Histogram("podviews_write_triples", "triples changed by one pod write",
                                buckets=(0, 1, 2, 5, 10, 50, 100, 1000, 10_000, 100_000),
                                registry=self.registry)
+        self.deliveries = Counter("podviews_webhook_posts", "webhook notifications POSTed by "
+                                  "this process, by outcome (delivered, failed), and channels "
+                                  "that died here (dead)", ["outcome"], registry=self.registry)
         self.registry.register(_Pipeline(engine))
+
+    def webhooks(self, outcome: str) -> None:
+        self.deliveries.labels(outcome).inc()
 
 
 class _Pipeline(Collector):
@@ -87,6 +99,9 @@ class _Pipeline(Collector):
         lag_s = GaugeMetricFamily("podviews_view_lag_seconds",
                                   "age of the view's oldest pending job", labels=["view"])
         status = GaugeMetricFamily("podviews_views", "views by status", labels=["status"])
+        notify = GaugeMetricFamily("podviews_notification_channels", "Solid Notifications "
+                                   "channels by kind and status (active, dead, ended)",
+                                   labels=["kind", "status"])
         done = GaugeMetricFamily("podviews_jobs_done", "jobs done, by kind and the executor "
                                  "that ran them (coalesced: covered by another job of the view)",
                                  labels=["kind", "executor"])
@@ -105,6 +120,8 @@ class _Pipeline(Collector):
             for r in ops.job_failures(c):
                 dead.add_metric([r.kind], r.dead)
                 failed.add_metric([r.kind], float(r.failed))
+            for r in channels.counts(c):
+                notify.add_metric([r.kind, r.status], r.n)
             counts: dict[str, int] = {}
             for r in ops.view_lag(c):
                 lag_seq.add_metric([str(r.id)], float(r.seqs))
@@ -112,7 +129,7 @@ class _Pipeline(Collector):
                 counts[r.status] = counts.get(r.status, 0) + 1
         for s, n in counts.items():
             status.add_metric([s], n)
-        yield from (depth, dead, failed, lag_seq, lag_s, status, done, sizes)
+        yield from (depth, dead, failed, lag_seq, lag_s, status, done, sizes, notify)
 
 
 def install(app: FastAPI, engine: sa.Engine, workers_alive: Callable[[], bool]) -> Metrics:

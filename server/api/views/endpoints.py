@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from server.api.auth import Principal
 from server.api.deps import Config, Db, Who
+from server.api.ldp.headers import storage_link
 from server.api.params import Id
 from server.api.views import changes, live, service
 from server.api.views import formats as fmt
@@ -64,11 +65,12 @@ async def view_results(view_id: Id, who: Who, db: Db, config: Config, request: R
     media = _negotiate(request.headers.get("accept", ""))
     size = min(limit or config.page_rows, config.page_rows)
     page = await run_in_threadpool(_page, db, who, view_id, media, offset, size)
-    headers = {"ETag": f'"{page.etag}"', "Podviews-Seq": str(page.watermark), "Vary": "Accept",
-               "Podviews-Total": str(page.total)}
+    links = [storage_link(config.public_base + "/")]  # its subscription services (note 90)
     if offset + size < page.total:
         following = request.url.include_query_params(offset=offset + size, limit=size)
-        headers["Link"] = f'<{following.path}?{following.query}>; rel="next"'
+        links.append(f'<{following.path}?{following.query}>; rel="next"')
+    headers = {"ETag": f'"{page.etag}"', "Podviews-Seq": str(page.watermark), "Vary": "Accept",
+               "Podviews-Total": str(page.total), "Link": ", ".join(links)}
     if if_none_match is not None and page.etag in if_none_match:
         return Response(status_code=304, headers=headers)
     return Response(page.body, media_type=page.media, headers=headers)

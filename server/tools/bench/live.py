@@ -1,7 +1,8 @@
 """``podviews bench live``: notification latency of a view's changes through a
 real ``podviews serve`` (one API process, a ``podviews worker`` beside it):
-N subscribers follow one view by Server-Sent Events while an owner PATCHes
-its pod at a steady rate. Latency is from a PATCH's answer (its commit) to
+N subscribers follow one view by Server-Sent Events (or each by a Solid
+Notifications WebSocketChannel2023 channel: ``channel="websocket"``) while
+an owner PATCHes its pod at a steady rate. Latency is from a PATCH's answer (its commit) to
 each subscriber's receipt of the first event at or after that PATCH's seq
 (a job may cover several writes: its delta is at the last one's seq) —
 maintenance included — p50 and p99 over every (write, subscriber) pair; memory per
@@ -19,6 +20,7 @@ import time
 from dataclasses import dataclass
 
 import httpx
+import websockets
 
 from server.tools.bench.pipeline import fresh_database
 from server.tools.bench.throughput import _patch
@@ -40,8 +42,8 @@ class LiveRow:
     complete: bool  # every subscriber got every write's event once, in order
 
 
-def run(server_url: str, subscribers: list[int], writes: int = 250, rate: float = 50.0
-        ) -> list[LiveRow]:
+def run(server_url: str, subscribers: list[int], writes: int = 250, rate: float = 50.0,
+        channel: str = "sse") -> list[LiveRow]:
     rows = []
     for n in subscribers:
         url = fresh_database(server_url, "live")
@@ -51,11 +53,12 @@ def run(server_url: str, subscribers: list[int], writes: int = 250, rate: float 
         server_log = os.environ.get("PODVIEWS_BENCH_LOG", os.devnull)
         with open(server_log, "wb") as log, serving(env, log, started=started) as base, \
                 working(env, 1, log):
-            rows.append(asyncio.run(_session(base, started[-1].pid, n, writes, rate)))
+            rows.append(asyncio.run(_session(base, started[-1].pid, n, writes, rate, channel)))
     return rows
 
 
-async def _session(base: str, pid: int, n: int, writes: int, rate: float) -> LiveRow:
+async def _session(base: str, pid: int, n: int, writes: int, rate: float,
+                   channel: str) -> LiveRow:
     limits = httpx.Limits(max_connections=n + 10, max_keepalive_connections=n + 10)
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as c:
         owner, consumer, view = await _setup(c)
@@ -63,7 +66,8 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float) -> Liv
         ready = asyncio.Semaphore(0)
         received: list[dict[int, float]] = [{} for _ in range(n)]
         orders: list[list[int]] = [[] for _ in range(n)]
-        tasks = [asyncio.create_task(_subscribe(c, view, consumer, received[i], orders[i], ready))
+        follow = _subscribe if channel == "sse" else _subscribe_websocket
+        tasks = [asyncio.create_task(follow(c, view, consumer, received[i], orders[i], ready))
                  for i in range(n)]
         for _ in range(n):
             await ready.acquire()
@@ -136,3 +140,21 @@ async def _subscribe(c: httpx.AsyncClient, view: str, who: dict[str, str],
                     order.append(seq)
                     json.loads(line[6:])  # a client parses what it receives
                 kind = seq = None
+
+
+async def _subscribe_websocket(c: httpx.AsyncClient, view: str, who: dict[str, str],
+                               got: dict[int, float], order: list[int],
+                               ready: asyncio.Semaphore) -> None:
+    """Subscribe a WebSocketChannel2023 channel to the view's results and
+    follow it; the receipt time of each notification by its state (seq)."""
+    r = await c.post("/notifications/WebSocketChannel2023/", headers={
+        **who, "content-type": "application/ld+json"}, json={
+        "type": "WebSocketChannel2023", "topic": str(c.base_url).rstrip("/") + f"{view}/results"})
+    r.raise_for_status()
+    async with websockets.connect(r.json()["receiveFrom"], max_size=None) as ws:
+        ready.release()
+        async for message in ws:
+            note = json.loads(message)  # a client parses what it receives
+            seq = int(note["state"])
+            got[seq] = time.perf_counter()
+            order.append(seq)
