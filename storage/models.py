@@ -147,6 +147,7 @@ class Change(Base):
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     pod_id: Mapped[int] = mapped_column(ForeignKey("pods.id", ondelete="CASCADE"))
     resource_id: Mapped[int | None] = mapped_column(BigInteger)
+    path: Mapped[str | None] = mapped_column(Text)  # the resource's, kept after it is deleted
     inserted: Mapped[int] = mapped_column(Integer, default=0)
     deleted: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = _now()
@@ -158,6 +159,19 @@ class ChangeTriple(Base):
 
     __tablename__ = "change_triples"
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # cascade: migration 0010
+    s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    sign: Mapped[int] = mapped_column(SmallInteger)
+    __table_args__ = (CheckConstraint("sign IN (-1, 1)", name="sign"),)
+
+
+class ChangeQuad(Base):
+    """A change's diff of its resource (its named graph): the triples the
+    write added (+1) to or removed (-1) from that document (migration 0013)."""
+
+    __tablename__ = "change_quads"
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # cascade: migration 0013
     s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     o: Mapped[int] = mapped_column(BigInteger, primary_key=True)

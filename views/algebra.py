@@ -287,6 +287,14 @@ def children(p: Pattern) -> tuple[Pattern, ...]:
             return ()
 
 
+def uses_named_graphs(p: Pattern) -> bool:
+    """Does the pattern read named graphs (a GRAPH pattern, SPARQL 1.1 §13.3)?"""
+    if isinstance(p, GraphNames | Graph) or isinstance(p, PathPattern) and p.g is not None \
+            or isinstance(p, BGP) and any(t.g is not None for t in p.triples):
+        return True
+    return any(uses_named_graphs(c) for c in children(p))
+
+
 def expr_children(e: Expr) -> tuple[Expr, ...]:
     match e:
         case Call():

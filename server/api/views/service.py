@@ -25,7 +25,6 @@ from storage.codec import Codec
 from views import algebra as A
 from views import cost, limits, relevance
 from views.compile import compile_query, compiled
-from views.errors import UnsupportedFeature
 from views.plan import Plan
 from views.results import ask, solutions
 
@@ -50,8 +49,6 @@ def register_view(conn: Connection, consumer: int, name: str, query: str,
     caller's transaction; with ``max_rows``, refuse a view whose size is
     estimated beyond it over the pods the consumer may read now."""
     checked = compile_query(query, max_depth=max_depth)
-    if _uses_named_graphs(checked.pattern):
-        raise UnsupportedFeature("GRAPH in a view over pods (named graphs are not exposed yet)")
     if max_rows is not None:
         rows = estimated_rows(conn, consumer, checked.plan, max_rows)
         if rows > max_rows:
@@ -79,13 +76,6 @@ def estimated_rows(conn: Connection, consumer: int, plan: Plan, cap: int) -> int
         return pods_graph.count_matching(conn, pods, s, p, o, cap + 1) if pods else 0
 
     return cost.estimate(plan, triples)
-
-
-def _uses_named_graphs(p: A.Pattern) -> bool:
-    if isinstance(p, A.GraphNames) or isinstance(p, A.BGP) and any(
-            t.g is not None for t in p.triples):
-        return True
-    return any(_uses_named_graphs(c) for c in A.children(p))
 
 
 def row(conn: Connection, who: Principal, view_id: int) -> Row:
