@@ -263,10 +263,12 @@ class OrderKey:
 
 @dataclass(frozen=True, kw_only=True)
 class Query:
-    """A SELECT or ASK query: the maintained ``pattern`` and the solution
-    modifiers applied when results are read."""
+    """A SELECT, ASK or CONSTRUCT query: the maintained ``pattern`` and the
+    solution modifiers applied when results are read; a CONSTRUCT's
+    ``template`` is instantiated by the solutions when they are read
+    (``views.results.graph``)."""
 
-    form: str  # "SELECT" or "ASK"
+    form: str  # "SELECT", "ASK" or "CONSTRUCT"
     pattern: Pattern
     variables: tuple[str, ...]
     order: tuple[OrderKey, ...] = ()
@@ -274,6 +276,7 @@ class Query:
     offset: int = 0
     from_graphs: tuple[Term, ...] = ()
     from_named: tuple[Term, ...] = ()
+    template: tuple[TriplePattern, ...] = ()  # CONSTRUCT; a blank node is "_:label"
 
 
 def children(p: Pattern) -> tuple[Pattern, ...]:
