@@ -41,7 +41,7 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
                                        kwargs={"url": url, "stop": stop,
                                                "router": settings.router(),
                                                "limits": settings.limits(), "idle_wait": 0.5,
-                                               "base": settings.public_base})
+                                               "base": settings.pods_base})
                       for i in range(workers)]
         for t in threads:
             t.start()

@@ -17,7 +17,7 @@ from storage.codec import Codec
 from storage.documents import Documents
 from views.dataset import ANY_NAMED, Spec
 
-DEFAULT_BASE = "http://127.0.0.1:8000"  # the server's when none is configured
+DEFAULT_BASE = "http://127.0.0.1:8000/pods"  # the server's pods when none is configured
 
 
 class PodsGraph:

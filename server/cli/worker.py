@@ -42,5 +42,5 @@ def run(args: argparse.Namespace) -> int:
         logging.basicConfig(level=logging.INFO)
         config = settings(args)
         work(url, stop=stop, router=config.router(), limits=config.limits(),
-             base=config.public_base)
+             base=config.pods_base)
     return 0

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, Engine, Row
 from starlette.concurrency import run_in_threadpool
 
 from server.api.auth import Principal, require
+from server.api.views import formats as fmt
 from server.api.views.notices import ViewNotices
 from server.api.views.schemas import Progress, ViewIn, ViewOut
 from server.config import Settings
@@ -26,7 +27,7 @@ from views import algebra as A
 from views import cost, limits, relevance
 from views.compile import compile_query, compiled
 from views.plan import Plan
-from views.results import ask, solutions
+from views.results import ask, graph, solutions
 
 
 def create(engine: Engine, config: Settings, who: Principal, body: ViewIn) -> int:
@@ -198,6 +199,7 @@ class Results:
     rows: list[dict[str, Identifier]]
     answer: bool | None
     watermark: int
+    lines: list[str] | None = None  # a CONSTRUCT's graph: sorted N-Triples lines
 
 
 def results(engine: Engine, who: Principal, view_id: int) -> Results:
@@ -211,6 +213,8 @@ def results(engine: Engine, who: Principal, view_id: int) -> Results:
     q = compiled(v.query).query
     if q.form == "ASK":
         return Results((), [], ask(current), v.watermark)
+    if q.form == "CONSTRUCT":
+        return Results((), [], None, v.watermark, fmt.ntriples(list(graph(q, current))))
     return Results(q.variables, solutions(q, current), None, v.watermark)
 
 
