@@ -290,12 +290,19 @@ def children(p: Pattern) -> tuple[Pattern, ...]:
             return ()
 
 
-def uses_named_graphs(p: Pattern) -> bool:
-    """Does the pattern read named graphs (a GRAPH pattern, SPARQL 1.1 §13.3)?"""
-    if isinstance(p, GraphNames | Graph) or isinstance(p, PathPattern) and p.g is not None \
-            or isinstance(p, BGP) and any(t.g is not None for t in p.triples):
+def uses_named_graphs(node: object) -> bool:
+    """Does ``node`` (a pattern, expression or query) read named graphs — a
+    GRAPH pattern anywhere, EXISTS included (SPARQL 1.1 §13.3)? A walk over
+    every field, as ``triple_patterns``."""
+    if isinstance(node, GraphNames | Graph):
         return True
-    return any(uses_named_graphs(c) for c in children(p))
+    if isinstance(node, TriplePattern | PathPattern):
+        return node.g is not None
+    if isinstance(node, tuple):
+        return any(uses_named_graphs(x) for x in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        return any(uses_named_graphs(getattr(node, f.name)) for f in dataclasses.fields(node))
+    return False
 
 
 def expr_children(e: Expr) -> tuple[Expr, ...]:

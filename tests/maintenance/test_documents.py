@@ -41,6 +41,8 @@ QUERIES = {
     "from-named": f"SELECT * FROM NAMED <{DOC}> FROM NAMED <{DEFAULT_BASE}/bob/r1> "
                   "WHERE { { ?x :p ?y } UNION { GRAPH ?doc { ?x :q ?y } } }",
     "union-default": "SELECT ?x ?y WHERE { ?x :p ?y }",
+    "graph-minus": "SELECT * WHERE { GRAPH ?doc { ?x :p ?y MINUS { ?y :q ?z } } }",
+    "exists-graph": "SELECT * WHERE { ?x :q ?y FILTER EXISTS { GRAPH ?doc { ?y :p ?z } } }",
 }
 PREFIX = f"PREFIX : <{EX}>\n"
 
