@@ -269,6 +269,10 @@ def test_graph_and_construct_views(w: World) -> None:
         assert _isomorphic(got, expected)
         assert w.client.get(f"{derived}/results", headers={
             "accept": media, "if-none-match": r.headers["etag"], **c}).status_code == 304
+    # a dataset of documents elsewhere is refused: no other document is fetched
+    r = w.client.post("/views", json={"name": "far", "query": "SELECT * FROM "
+                                      "<http://elsewhere.example/d> { ?s ?p ?o }"}, headers=c)
+    assert r.status_code == 400 and "FROM <http://elsewhere.example/d>" in r.text
 
 
 def _isomorphic(a: ox.Store, b: ox.Store) -> bool:

@@ -26,6 +26,7 @@ from storage.codec import Codec
 from views import algebra as A
 from views import cost, limits, relevance
 from views.compile import compile_query, compiled
+from views.errors import UnsupportedFeature
 from views.plan import Plan
 from views.results import ask, graph, solutions
 
@@ -41,15 +42,24 @@ def create(engine: Engine, config: Settings, who: Principal, body: ViewIn) -> in
             raise OverLimit(f"{who.webid} has {config.max_views_per_consumer} views, the most "
                             "a consumer may register here; drop one first")
         return register_view(c, who.agent, body.name, body.query,
-                             max_depth=config.max_query_depth, max_rows=config.max_view_rows)
+                             max_depth=config.max_query_depth, max_rows=config.max_view_rows,
+                             pods_base=config.pods_base)
 
 
 def register_view(conn: Connection, consumer: int, name: str, query: str,
-                  max_depth: int = limits.MAX_DEPTH, max_rows: int | None = None) -> int:
+                  max_depth: int = limits.MAX_DEPTH, max_rows: int | None = None,
+                  pods_base: str | None = None) -> int:
     """Check the query, store the view and queue its backfill, in the
     caller's transaction; with ``max_rows``, refuse a view whose size is
-    estimated beyond it over the pods the consumer may read now."""
+    estimated beyond it over the pods the consumer may read now; with
+    ``pods_base``, refuse FROM or FROM NAMED naming anything but a document
+    of a pod (no other document is fetched: fail closed, decision 7)."""
     checked = compile_query(query, max_depth=max_depth)
+    if pods_base is not None:
+        for iri in (*checked.query.from_graphs, *checked.query.from_named):
+            if not str(iri).startswith(pods_base.rstrip("/") + "/"):
+                raise UnsupportedFeature(f"FROM <{iri}>: a view's dataset is made of documents "
+                                         f"of pods here (under {pods_base}/)")
     if max_rows is not None:
         rows = estimated_rows(conn, consumer, checked.plan, max_rows)
         if rows > max_rows:
