@@ -199,6 +199,10 @@ class View(Base):
     state_rows: Mapped[int] = mapped_column(BigInteger, server_default="0")  # rows it stores
     # the oldest change-feed position a consumer may resume from (storage.feed)
     feed_floor: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    # a CONSTRUCT view's graph is written into this resource (pod, path); the
+    # view never reads it (migration 0013)
+    target_pod: Mapped[int | None] = mapped_column(BigInteger)
+    target_path: Mapped[str | None] = mapped_column(Text)
     __table_args__ = (
         CheckConstraint("status IN ('backfilling', 'rebuilding', 'ready', 'failed')",
                         name="status"),)

@@ -40,11 +40,20 @@ class PodsGraph:
     @cached_property
     def default_rids(self) -> list[int] | None:
         """The documents merged into the default graph (None: the pods' union)."""
-        return None if self.spec.default is None else self.docs.among(self.spec.default)
+        if self.spec.union:
+            return None
+        return [r for r in self.docs.among(self.spec.default) if r != self._excluded]
 
     @cached_property
     def named_rids(self) -> list[int]:
-        return self.docs.among(self.spec.named)
+        return [r for r in self.docs.among(self.spec.named) if r != self._excluded]
+
+    @cached_property
+    def _excluded(self) -> int | None:
+        if self.spec.exclude is None:
+            return None
+        pod, path = self.spec.exclude
+        return self.docs.ids.get(self.docs.iri(pod, path)) if pod in self.docs.prefixes else None
 
     @cached_property
     def _named_set(self) -> frozenset[int]:

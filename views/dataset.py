@@ -29,16 +29,25 @@ class Spec:
     every document and every document is a named graph; otherwise the default
     graph is the merge of the FROM documents and the named graphs are the
     FROM NAMED ones (each empty when not given). ``graphs``: the view reads
-    named graphs at all (a GRAPH pattern), so their changes matter."""
+    named graphs at all (a GRAPH pattern), so their changes matter.
+    ``exclude``: a document (pod, path) that is in neither — the one the view
+    writes its graph into, so it never reads its own output."""
 
     default: tuple[str, ...] | None = None
     named: tuple[str, ...] | None = None
     graphs: bool = False
+    exclude: tuple[int, str] | None = None
+
+    @property
+    def union(self) -> bool:
+        """The default graph is the union of every document (no FROM, nothing
+        excluded)."""
+        return self.default is None and self.exclude is None
 
     @property
     def documents(self) -> bool:
         """The view reads documents, not only the union default graph."""
-        return self.graphs or self.default is not None
+        return self.graphs or not self.union
 
 
 class QuadStore(Protocol):

@@ -2,7 +2,9 @@
 own diff (``change_quads``) beside the default graph's ΔG
 (``change_triples``), and the path of the resource it wrote (``changes.path``,
 kept after the resource is deleted), so a view reading ``GRAPH ?doc`` or
-``FROM <doc>`` learns which document gained or lost which triple.
+``FROM <doc>`` learns which document gained or lost which triple; a
+CONSTRUCT view may name a resource its graph is written into
+(``views.target_pod``, ``views.target_path``).
 
 Revision ID: 0013
 Revises: 0011
@@ -21,6 +23,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    op.add_column("views", sa.Column("target_pod", sa.BigInteger(), nullable=True))
+    op.add_column("views", sa.Column("target_path", sa.Text(), nullable=True))
     op.add_column("changes", sa.Column("path", sa.Text(), nullable=True))
     op.execute("UPDATE changes c SET path = r.path FROM resources r WHERE r.id = c.resource_id")
     op.create_table(
@@ -49,3 +53,5 @@ def downgrade() -> None:
     op.execute("DROP FUNCTION change_quads_cascade()")
     op.drop_table("change_quads")
     op.drop_column("changes", "path")
+    op.drop_column("views", "target_path")
+    op.drop_column("views", "target_pod")

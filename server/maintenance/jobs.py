@@ -12,6 +12,7 @@ maintained (``backfill`` with a note in the view's status).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Callable
@@ -24,13 +25,14 @@ from sqlalchemy import Connection, Row
 from server.executors import sql
 from server.executors.spark.config import NotOnSpark
 from server.executors.sql import run as rendered
+from server.maintenance import derived
 from server.maintenance.limits import Limits
 from server.maintenance.plans import ENGINE
 from server.maintenance.router import Router
 from storage import changes, consents, feed, krel, pods_graph, queue, views_repo
 from storage.db import transient
 from storage.pods_graph import DEFAULT_BASE
-from views.compile import compiled
+from views.compile import Compiled, compiled
 from views.dataset import Spec, spec_of
 from views.errors import ViewTooLarge
 from views.plan import Plan
@@ -130,7 +132,7 @@ def run(conn: Connection, job: queue.Job, router: Router, limits: Limits,
     if row is None:
         raise Busy()
     c = compiled(row.query)
-    r = Run(conn, job, row, c.plan, router, limits, base, spec_of(c.query, c.pattern))
+    r = Run(conn, job, row, c.plan, router, limits, base, view_spec(c, row))
     kind = JobKind(job.kind)
     fed = row.plan_fingerprint is not None  # the view has had a state: it has a feed
     if fed:
@@ -141,9 +143,19 @@ def run(conn: Connection, job: queue.Job, router: Router, limits: Limits,
         outcome = "none", None  # the backfill will see the data and consents as they are then
     else:
         outcome = HANDLERS[kind](r)
+    derived.write_back(conn, row.id)  # a CONSTRUCT view's graph into the resource it names
     if fed:
         feed.record(conn, row.id, r.upto, limits.retention)
     return outcome
+
+
+def view_spec(c: Compiled, row: Row) -> Spec:
+    """The dataset the view reads: its query's, less the document it writes
+    its graph into (it never reads its own output)."""
+    spec = spec_of(c.query, c.pattern)
+    if row.target_pod is None:
+        return spec
+    return dataclasses.replace(spec, exclude=(int(row.target_pod), str(row.target_path)))
 
 
 # ------------------------------------------------------------ handlers

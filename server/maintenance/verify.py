@@ -6,10 +6,10 @@ from __future__ import annotations
 from sqlalchemy import Connection
 
 from server.executors import sql
+from server.maintenance.jobs import view_spec
 from storage import catalog, consents, views_repo
 from storage.pods_graph import DEFAULT_BASE
 from views.compile import compiled
-from views.dataset import spec_of
 from views.kset import KSet
 
 
@@ -17,9 +17,8 @@ def scratch(conn: Connection, view: int, base: str = DEFAULT_BASE) -> KSet:
     """The view evaluated from scratch on the current data of the pods it reads."""
     row = views_repo.view_row(conn, view)
     assert row is not None, f"no view {view}"
-    c = compiled(row.query)
-    return sql.scratch(conn, c.plan, consents.readable_pods(conn, view), base,
-                       spec_of(c.query, c.pattern))
+    return sql.scratch(conn, compiled(row.query).plan, consents.readable_pods(conn, view),
+                       base, view_spec(compiled(row.query), row))
 
 
 def consistency(conn: Connection, base: str = DEFAULT_BASE) -> list[tuple[int, str, int]]:

@@ -9,6 +9,7 @@ import asyncio
 import threading
 import time
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from rdflib import URIRef
 from rdflib.term import Identifier
@@ -16,11 +17,12 @@ from sqlalchemy import Connection, Engine, Row
 from starlette.concurrency import run_in_threadpool
 
 from server.api.auth import Principal, require
+from server.api.ldp import access
 from server.api.views import formats as fmt
 from server.api.views.notices import ViewNotices
 from server.api.views.schemas import Progress, ViewIn, ViewOut
 from server.config import Settings
-from server.errors import Conflict, NotFound, NotReady, OverLimit
+from server.errors import BadRequest, Conflict, NotFound, NotReady, OverLimit
 from storage import catalog, changes, consents, pods_graph, queue, terms, views_repo
 from storage.codec import Codec
 from views import algebra as A
@@ -41,14 +43,32 @@ def create(engine: Engine, config: Settings, who: Principal, body: ViewIn) -> in
         if views_repo.count_views(c, who.agent) >= config.max_views_per_consumer:
             raise OverLimit(f"{who.webid} has {config.max_views_per_consumer} views, the most "
                             "a consumer may register here; drop one first")
+        target = _target(c, config, who, body) if body.target is not None else None
         return register_view(c, who.agent, body.name, body.query,
                              max_depth=config.max_query_depth, max_rows=config.max_view_rows,
-                             pods_base=config.pods_base)
+                             pods_base=config.pods_base, target=target)
+
+
+def _target(conn: Connection, config: Settings, who: Principal, body: ViewIn) -> tuple[int, str]:
+    """The resource (pod, path) a CONSTRUCT view's graph is written into: a
+    document of a pod here (not upstream: writes go there first) that the
+    consumer may write (WAC)."""
+    assert body.target is not None
+    if compile_query(body.query).query.form != "CONSTRUCT":
+        raise BadRequest("only a CONSTRUCT view's results are a graph to write into a resource")
+    if config.upstream_url:
+        raise UnsupportedFeature("a view's graph written into a pod that lives upstream")
+    prefix = config.pods_base.rstrip("/") + "/"
+    pod_name, _, path = body.target.removeprefix(prefix).partition("/")
+    if not body.target.startswith(prefix) or not path or path.endswith("/"):
+        raise BadRequest(f"{body.target} is not a document of a pod here (under {prefix})")
+    pod = access.authorize(conn, who, unquote(pod_name), path, access.WRITE)
+    return pod.id, path
 
 
 def register_view(conn: Connection, consumer: int, name: str, query: str,
                   max_depth: int = limits.MAX_DEPTH, max_rows: int | None = None,
-                  pods_base: str | None = None) -> int:
+                  pods_base: str | None = None, target: tuple[int, str] | None = None) -> int:
     """Check the query, store the view and queue its backfill, in the
     caller's transaction; with ``max_rows``, refuse a view whose size is
     estimated beyond it over the pods the consumer may read now; with
@@ -67,7 +87,7 @@ def register_view(conn: Connection, consumer: int, name: str, query: str,
                             f"the consumer may read, beyond the limit of {max_rows:,}")
     wanted = relevance.predicates(checked.query)
     ids = None if wanted is None else sorted(terms.intern(conn, map(URIRef, wanted)).values())
-    view = views_repo.create_view(conn, consumer, name, query, ids)
+    view = views_repo.create_view(conn, consumer, name, query, ids, target)
     queue.enqueue(conn, "backfill", view)
     return view
 

@@ -45,7 +45,7 @@ def view_delta(conn: Connection, graph: PodsGraph, after: int, upto: int,
     ``predicates`` when given (the view's, design note 24: no other triple
     can match its patterns)."""
     delta: Delta = {}
-    if graph.spec.default is None:
+    if graph.spec.union:
         rows = changes.net_changes(conn, graph.pods, after, upto, predicates)
         names = graph.codec.decode(x for r in rows for x in (r.s, r.p, r.o))
         for r in rows:
@@ -61,17 +61,19 @@ def _documents_delta(conn: Connection, graph: PodsGraph, after: int, upto: int,
                      predicates: list[int] | None) -> Delta:
     """The named graphs' changes, and the FROM documents' merge's (a triple
     enters when its first document gains it, leaves with its last)."""
-    rows = documents.net_changes(conn, graph.pods, after, upto, predicates)
+    spec = graph.spec
+    rows = [r for r in documents.net_changes(conn, graph.pods, after, upto, predicates)
+            if (r.pod_id, r.path) != spec.exclude]
     names = graph.codec.decode(x for r in rows for x in (r.s, r.p, r.o))
-    named = None if graph.spec.named is None else set(graph.spec.named)
-    merged = set(graph.spec.default or ())
+    named = None if spec.named is None else set(spec.named)
+    merged = None if spec.default is None else set(spec.default)
     delta: Delta = {}
     net: dict[tuple[int, int, int], int] = {}
     for r in rows:
         iri = graph.docs.iri(r.pod_id, r.path)
-        if graph.spec.graphs and (named is None or iri in named):
+        if spec.graphs and (named is None or iri in named):
             delta[(URIRef(iri), names[r.s], names[r.p], names[r.o])] = int(r.net)
-        if iri in merged:
+        if not spec.union and (merged is None or iri in merged):
             t = (r.s, r.p, r.o)
             net[t] = net.get(t, 0) + int(r.net)
     now = documents.holders(conn, graph.default_rids or [], [t for t, n in net.items() if n])
@@ -103,7 +105,7 @@ def enter_or_leave(conn: Connection, m: Maintainer, graph: PodsGraph, pod: int,
     after = graph.with_pods(sorted(set(others) | ({pod} if entering else set())))
     alone = graph.with_pods([pod])
     sign = 1 if entering else -1
-    if graph.spec.default is None:
+    if graph.spec.union:
         rows = pods_graph.pod_entry(conn, pod, others)
     else:  # the pod's FROM documents' triples no other pod's FROM documents hold
         mine = documents.lookup(conn, alone.default_rids or [], (), [], distinct=True)
