@@ -143,7 +143,8 @@ def run(conn: Connection, job: queue.Job, router: Router, limits: Limits,
         outcome = "none", None  # the backfill will see the data and consents as they are then
     else:
         outcome = HANDLERS[kind](r)
-    derived.write_back(conn, row.id)  # a CONSTRUCT view's graph into the resource it names
+    if row.target_pod is not None:  # a CONSTRUCT view's graph into the resource it names
+        derived.write_back(conn, row.id)
     if fed:
         feed.record(conn, row.id, r.upto, limits.retention)
     return outcome
