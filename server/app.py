@@ -42,7 +42,8 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
         threads[:] = [threading.Thread(target=worker.run, name=f"worker-{i}", daemon=True,
                                        kwargs={"url": url, "stop": stop,
                                                "router": settings.router(),
-                                               "limits": settings.limits(), "idle_wait": 0.5})
+                                               "limits": settings.limits(), "idle_wait": 0.5,
+                                               "base": settings.pods_base})
                       for i in range(workers)]
         for t in threads:
             t.start()

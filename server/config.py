@@ -99,3 +99,10 @@ class Settings(BaseSettings):
     @property
     def public_base(self) -> str:
         return (self.base_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def pods_base(self) -> str:
+        """Where pods live (the upstream Solid server's root, or ours): a
+        resource's IRI is ``{pods_base}/{pod}/{path}``, the name of its named
+        graph in views."""
+        return self.upstream_url.rstrip("/") if self.upstream_url else f"{self.public_base}/pods"

@@ -43,6 +43,11 @@ fewer AS (UPDATE pod_triples t SET n = t.n - 1 FROM del d
 {out} SELECT s, p, o, 1 AS sign FROM up WHERE n = 1
 UNION ALL SELECT s, p, o, -1 FROM gone
 """
+# The resource's own diff, its named graph's change (migration 0013).
+_LOG_DIFF = """
+INSERT INTO change_quads (seq, s, p, o, sign)
+SELECT :seq, s, p, o, 1 FROM {ins} UNION ALL SELECT :seq, s, p, o, -1 FROM {dels}
+"""
 # A diff of more triples than this is COPYed into staging tables, and its
 # ΔG goes from one to the change log without passing through Python.
 STAGED = 5_000
@@ -68,23 +73,28 @@ def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
     # commit order is sequence order: a snapshot holds a prefix of the log.
     conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SEQUENCE_LOCK})
     seq = int(conn.execute(text(
-        "INSERT INTO changes (pod_id, resource_id, inserted, deleted) VALUES (:pod, :r, :i, :d) "
-        "RETURNING seq"), {"pod": pod, "r": rid, "i": len(inserted), "d": len(deleted)}
-    ).scalar_one())
+        "INSERT INTO changes (pod_id, resource_id, path, inserted, deleted) VALUES (:pod, :r, "
+        "(SELECT path FROM resources WHERE id = :r), :i, :d) RETURNING seq"),
+        {"pod": pod, "r": rid, "i": len(inserted), "d": len(deleted)}).scalar_one())
     if staged:
-        predicates = {int(r[0]) for r in conn.execute(text(
-            "WITH logged AS (INSERT INTO change_triples (seq, s, p, o, sign) "
-            "SELECT :seq, s, p, o, sign FROM staged_delta ORDER BY s, p, o RETURNING p) "
-            "SELECT DISTINCT p FROM logged"), {"seq": seq})}
-    elif delta:
-        names = (*SPO, "sign")
-        conn.execute(text(
-            "INSERT INTO change_triples (seq, s, p, o, sign) SELECT :seq, * FROM "
-            f"{unnest(names, types={'sign': 'smallint'})}"),
-            {"seq": seq, **columns(delta, names)})
-        predicates = {r[1] for r in delta}
+        conn.execute(text("INSERT INTO change_triples (seq, s, p, o, sign) "
+                          "SELECT :seq, s, p, o, sign FROM staged_delta ORDER BY s, p, o"),
+                     {"seq": seq})
+        conn.execute(text(_LOG_DIFF.format(ins="staged_ins", dels="staged_del")), {"seq": seq})
     else:
-        predicates = set()
+        if delta:
+            names = (*SPO, "sign")
+            conn.execute(text(
+                "INSERT INTO change_triples (seq, s, p, o, sign) SELECT :seq, * FROM "
+                f"{unnest(names, types={'sign': 'smallint'})}"),
+                {"seq": seq, **columns(delta, names)})
+        if inserted or deleted:
+            conn.execute(text(_LOG_DIFF.format(ins=unnest(SPO, "i", "i"),
+                                               dels=unnest(SPO, "d", "d"))),
+                         {"seq": seq, **columns(inserted, SPO, "i"), **columns(deleted, SPO, "d")})
+    # the resource's diff wakes the views: one reading the document (GRAPH, FROM)
+    # sees a change the default graph does not
+    predicates = {t[1] for t in inserted} | {t[1] for t in deleted}
     if predicates:
         queue.enqueue_many(conn, "apply_changes", views_woken(conn, pod, predicates),
                            {"seq": seq})

@@ -147,6 +147,7 @@ class Change(Base):
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     pod_id: Mapped[int] = mapped_column(ForeignKey("pods.id", ondelete="CASCADE"))
     resource_id: Mapped[int | None] = mapped_column(BigInteger)
+    path: Mapped[str | None] = mapped_column(Text)  # the resource's, kept after it is deleted
     inserted: Mapped[int] = mapped_column(Integer, default=0)
     deleted: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = _now()
@@ -158,6 +159,19 @@ class ChangeTriple(Base):
 
     __tablename__ = "change_triples"
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # cascade: migration 0010
+    s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    sign: Mapped[int] = mapped_column(SmallInteger)
+    __table_args__ = (CheckConstraint("sign IN (-1, 1)", name="sign"),)
+
+
+class ChangeQuad(Base):
+    """A change's diff of its resource (its named graph): the triples the
+    write added (+1) to or removed (-1) from that document (migration 0013)."""
+
+    __tablename__ = "change_quads"
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # cascade: migration 0013
     s: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     p: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     o: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -185,6 +199,10 @@ class View(Base):
     state_rows: Mapped[int] = mapped_column(BigInteger, server_default="0")  # rows it stores
     # the oldest change-feed position a consumer may resume from (storage.feed)
     feed_floor: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    # a CONSTRUCT view's graph is written into this resource (pod, path); the
+    # view never reads it (migration 0013)
+    target_pod: Mapped[int | None] = mapped_column(BigInteger)
+    target_path: Mapped[str | None] = mapped_column(Text)
     __table_args__ = (
         CheckConstraint("status IN ('backfilling', 'rebuilding', 'ready', 'failed')",
                         name="status"),)

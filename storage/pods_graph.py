@@ -1,76 +1,145 @@
 """A view's input graph in Postgres: the default graphs of the pods it may
-read, as one set (decision 5), behind the interface the engine reads
+read, as one set (decision 5), and their documents as named graphs, behind the interface the engine reads
 (``views.dataset.QuadStore``): lookups for a whole batch of keys, one query
 per set of bound positions."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import cached_property
 
-from rdflib.term import Identifier
+from rdflib.term import Identifier, URIRef
 from sqlalchemy import Connection, Row, text
 
+from storage import documents
 from storage.arrays import columns, unnest
 from storage.codec import Codec
+from storage.documents import Documents
+from views.dataset import ANY_NAMED, Spec
+
+DEFAULT_BASE = "http://127.0.0.1:8000/pods"  # the server's pods when none is configured
 
 
 class PodsGraph:
     """A view's input: the default graphs of the pods it may read, as one set
-    (decision 5). Named graphs are not exposed to views yet."""
+    (decision 5), and their documents as named graphs, as ``spec`` (the
+    query's FROM and FROM NAMED) says: with neither, the default graph is
+    ``pod_triples`` and every document of the pods is a named graph; with
+    them, the merge of the FROM documents and the FROM NAMED ones — of the
+    pods the view may read only (consent)."""
 
-    def __init__(self, conn: Connection, codec: Codec, pods: list[int]) -> None:
-        self.conn, self.codec, self.pods = conn, codec, pods
+    def __init__(self, conn: Connection, codec: Codec, pods: list[int],
+                 base: str = DEFAULT_BASE, spec: Spec | None = None) -> None:
+        self.conn, self.codec, self.pods, self.base = conn, codec, pods, base
+        self.spec = spec or Spec()
+        self.docs = Documents(conn, pods, base)
+
+    def with_pods(self, pods: list[int]) -> PodsGraph:
+        return PodsGraph(self.conn, self.codec, pods, self.base, self.spec)
+
+    @cached_property
+    def default_rids(self) -> list[int] | None:
+        """The documents merged into the default graph (None: the pods' union)."""
+        if self.spec.union:
+            return None
+        return [r for r in self.docs.among(self.spec.default) if r != self._excluded]
+
+    @cached_property
+    def named_rids(self) -> list[int]:
+        return [r for r in self.docs.among(self.spec.named) if r != self._excluded]
+
+    @cached_property
+    def _excluded(self) -> int | None:
+        if self.spec.exclude is None:
+            return None
+        pod, path = self.spec.exclude
+        return self.docs.ids.get(self.docs.iri(pod, path)) if pod in self.docs.prefixes else None
+
+    @cached_property
+    def _named_set(self) -> frozenset[int]:
+        return frozenset(self.named_rids)
 
     def graph_names(self) -> list[Identifier]:
-        return []
+        if not self.pods:
+            return []
+        return [URIRef(self.docs.iris[r]) for r in self.docs.non_empty(self.named_rids)]
 
     def graph_size(self, g: Identifier) -> int:
-        return 0
+        rid = self._named(g)
+        return 0 if rid is None else self.docs.size(rid)
+
+    def _named(self, g: object) -> int | None:
+        """The resource of the named graph ``g``, if the dataset has it."""
+        if not self.pods:
+            return None
+        rid = self.docs.ids.get(str(g))
+        return rid if rid is not None and rid in self._named_set else None
 
     def match(self, g: object, s: Identifier | None, p: Identifier | None,
               o: Identifier | None) -> Iterator[tuple]:
         return iter(self.match_many([(g, s, p, o)])[0])
 
     def match_many(self, keys: Sequence[tuple]) -> list[list[tuple]]:
-        """The triples answering each ``(g, s, p, o)`` key: one query per set
-        of bound positions, the keys joined in as arrays."""
+        """The quads answering each ``(g, s, p, o)`` key: one query per source
+        (the union default graph, the merge of the FROM documents, the named
+        graphs) and set of bound positions, the keys joined in as arrays."""
         out: list[list[tuple]] = [[] for _ in keys]
         if not self.pods:
             return out
         ids = self.codec.encode((t for k in keys for t in k[1:] if t is not None), add=False)
-        groups: dict[tuple[str, ...], dict[tuple, list[int]]] = {}
+        groups: dict[tuple[str, tuple[str, ...]], dict[tuple, list[int]]] = {}
         for i, (g, *spo) in enumerate(keys):
-            if g is not None or any(t is not None and t not in ids for t in spo):
-                continue  # no named graphs yet; an unknown term matches nothing
+            if any(t is not None and t not in ids for t in spo):
+                continue  # an unknown term matches nothing
             bound = tuple(c for c, t in zip("spo", spo) if t is not None)
             key = tuple(ids[t] for t in spo if t is not None)
-            groups.setdefault(bound, {}).setdefault(key, []).append(i)
-        for bound, by_key in groups.items():
-            found = self._lookup(bound, list(by_key))
-            names = self.codec.decode(x for rows in found.values() for r in rows for x in r)
+            if g is None:
+                source = "union" if self.default_rids is None else "merge"
+            elif g is ANY_NAMED:
+                source = "named"
+            elif (rid := self._named(g)) is not None:
+                source, bound, key = "named", ("g", *bound), (rid, *key)
+            else:
+                continue  # no such named graph
+            groups.setdefault((source, bound), {}).setdefault(key, []).append(i)
+        for (source, bound), by_key in groups.items():
+            found = self._lookup(source, bound, list(by_key))
+            names = self.codec.decode(x for rows in found.values() for r in rows for x in r[1:])
             for key, rows in found.items():
-                quads = [(None, names[r[0]], names[r[1]], names[r[2]]) for r in rows]
+                quads = [(None if r[0] is None else URIRef(self.docs.iris[r[0]]),
+                          names[r[1]], names[r[2]], names[r[3]]) for r in rows]
                 for i in by_key[key]:
                     out[i] = quads
         return out
 
-    def _lookup(self, bound: tuple[str, ...], keys: list[tuple]) -> dict[tuple, list[tuple]]:
+    def _lookup(self, source: str, bound: tuple[str, ...],
+                keys: list[tuple]) -> dict[tuple, list[tuple]]:
+        """Rows (g or None, s, p, o) answering each key, by key."""
+        if source == "union":
+            rows = [(None, *r) for r in self._union(bound, keys)]
+        elif source == "merge":
+            rows = [(None, *r) for r in documents.lookup(
+                self.conn, self.default_rids or [], bound, keys, distinct=True)]
+        else:
+            rows = [tuple(r) for r in documents.lookup(self.conn, self.named_rids, bound, keys,
+                                                       distinct=False)]
+        out: dict[tuple, list[tuple]] = {}
+        for r in rows:
+            out.setdefault(tuple(r["gspo".index(c)] for c in bound), []).append(r)
+        return out
+
+    def _union(self, bound: tuple[str, ...], keys: list[tuple]) -> list[tuple]:
         # a triple in several pods is one triple (decision 5)
         distinct = "DISTINCT " if len(self.pods) > 1 else ""
         if not bound:
-            rows = self.conn.execute(text(f"SELECT {distinct}s, p, o FROM pod_triples "
-                                          "WHERE pod_id = ANY(:pods)"), {"pods": self.pods})
-            return {(): [tuple(r) for r in rows]}
+            return [tuple(r) for r in self.conn.execute(text(
+                f"SELECT {distinct}s, p, o FROM pod_triples WHERE pod_id = ANY(:pods)"),
+                {"pods": self.pods})]
         on = "".join(f" AND t.{c} = x.{c}" for c in bound)
-        rows = self.conn.execute(text(
+        return [tuple(r) for r in self.conn.execute(text(
             f"SELECT {distinct}t.s, t.p, t.o FROM {unnest(bound)} "
             f"JOIN pod_triples AS t ON t.pod_id = ANY(:pods){on}"),
-            {"pods": self.pods, **columns(keys, bound)})
-        out: dict[tuple, list[tuple]] = {}
-        for r in rows:
-            t = tuple(r)
-            out.setdefault(tuple(t["spo".index(c)] for c in bound), []).append(t)
-        return out
+            {"pods": self.pods, **columns(keys, bound)})]
 
 
 def triple_count(conn: Connection, pods: list[int]) -> int:

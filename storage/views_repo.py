@@ -11,18 +11,21 @@ from storage.consents import READABLE
 
 
 def create_view(conn: Connection, consumer: int, name: str, query: str,
-                predicates: list[int] | None) -> int:
+                predicates: list[int] | None, target: tuple[int, str] | None = None) -> int:
     """``predicates``: the term ids of the predicates the view can match
-    (None: any), which decide the writes that wake it."""
+    (None: any), which decide the writes that wake it; ``target``: the
+    resource (pod, path) a CONSTRUCT view's graph is written into."""
+    pod, path = target if target is not None else (None, None)
     return int(conn.execute(text(
-        "INSERT INTO views (consumer_id, name, query, status, watermark, predicates) "
-        "VALUES (:c, :n, :q, 'backfilling', 0, :preds) RETURNING id"),
-        {"c": consumer, "n": name, "q": query, "preds": predicates}).scalar_one())
+        "INSERT INTO views (consumer_id, name, query, status, watermark, predicates, "
+        "target_pod, target_path) VALUES (:c, :n, :q, 'backfilling', 0, :preds, :tp, :tpath) "
+        "RETURNING id"), {"c": consumer, "n": name, "q": query, "preds": predicates,
+                          "tp": pod, "tpath": path}).scalar_one())
 
 
 _COLUMNS = ("v.id, v.consumer_id, v.name, v.query, v.status, v.watermark, v.created_at, "
             "v.predicates, v.plan_fingerprint, v.root_node, v.plan_engine, v.status_note, "
-            "v.state_rows")
+            "v.state_rows, v.target_pod, v.target_path")
 
 
 def lock_view(conn: Connection, view: int) -> Row | None:

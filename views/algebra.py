@@ -263,10 +263,12 @@ class OrderKey:
 
 @dataclass(frozen=True, kw_only=True)
 class Query:
-    """A SELECT or ASK query: the maintained ``pattern`` and the solution
-    modifiers applied when results are read."""
+    """A SELECT, ASK or CONSTRUCT query: the maintained ``pattern`` and the
+    solution modifiers applied when results are read; a CONSTRUCT's
+    ``template`` is instantiated by the solutions when they are read
+    (``views.results.graph``)."""
 
-    form: str  # "SELECT" or "ASK"
+    form: str  # "SELECT", "ASK" or "CONSTRUCT"
     pattern: Pattern
     variables: tuple[str, ...]
     order: tuple[OrderKey, ...] = ()
@@ -274,6 +276,7 @@ class Query:
     offset: int = 0
     from_graphs: tuple[Term, ...] = ()
     from_named: tuple[Term, ...] = ()
+    template: tuple[TriplePattern, ...] = ()  # CONSTRUCT; a blank node is "_:label"
 
 
 def children(p: Pattern) -> tuple[Pattern, ...]:
@@ -285,6 +288,21 @@ def children(p: Pattern) -> tuple[Pattern, ...]:
             return (p.p,)
         case _:
             return ()
+
+
+def uses_named_graphs(node: object) -> bool:
+    """Does ``node`` (a pattern, expression or query) read named graphs — a
+    GRAPH pattern anywhere, EXISTS included (SPARQL 1.1 §13.3)? A walk over
+    every field, as ``triple_patterns``."""
+    if isinstance(node, GraphNames | Graph):
+        return True
+    if isinstance(node, TriplePattern | PathPattern):
+        return node.g is not None
+    if isinstance(node, tuple):
+        return any(uses_named_graphs(x) for x in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        return any(uses_named_graphs(getattr(node, f.name)) for f in dataclasses.fields(node))
+    return False
 
 
 def expr_children(e: Expr) -> tuple[Expr, ...]:

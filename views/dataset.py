@@ -10,14 +10,44 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from rdflib.term import Identifier
 
+from views import algebra as A
 from views.terms import canonical
 
 Quad = tuple  # (g | None, s, p, o)
 Delta = dict  # dict[Quad, int]: +1 insert, -1 delete; effective set changes
+
+
+@dataclass(frozen=True, kw_only=True)
+class Spec:
+    """The dataset a view reads (SPARQL 1.1 §13.2): with no FROM and no FROM
+    NAMED (``default`` and ``named`` None), the default graph is the union of
+    every document and every document is a named graph; otherwise the default
+    graph is the merge of the FROM documents and the named graphs are the
+    FROM NAMED ones (each empty when not given). ``graphs``: the view reads
+    named graphs at all (a GRAPH pattern), so their changes matter.
+    ``exclude``: a document (pod, path) that is in neither — the one the view
+    writes its graph into, so it never reads its own output."""
+
+    default: tuple[str, ...] | None = None
+    named: tuple[str, ...] | None = None
+    graphs: bool = False
+    exclude: tuple[int, str] | None = None
+
+    @property
+    def union(self) -> bool:
+        """The default graph is the union of every document (no FROM, nothing
+        excluded)."""
+        return self.default is None and self.exclude is None
+
+    @property
+    def documents(self) -> bool:
+        """The view reads documents, not only the union default graph."""
+        return self.graphs or not self.union
 
 
 class QuadStore(Protocol):
@@ -214,3 +244,12 @@ def quad_matches(q: tuple, g: object, s: object, p: object, o: object) -> bool:
     elif q[0] != g:
         return False
     return all(want is None or want == have for want, have in zip((s, p, o), q[1:]))
+
+
+def spec_of(q: A.Query, pattern: A.Pattern) -> Spec:
+    """The dataset ``Spec`` of a parsed query whose normalised pattern is
+    ``pattern``."""
+    given = bool(q.from_graphs or q.from_named)
+    return Spec(default=tuple(map(str, q.from_graphs)) if given else None,
+                named=tuple(map(str, q.from_named)) if given else None,
+                graphs=A.uses_named_graphs(pattern))

@@ -46,7 +46,8 @@ def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:
             return A.LeftJoin(left=push_graph(p.left, graph), right=push_graph(p.right, graph),
                               expr=expr)
         case A.Minus():
-            gv = graph if graph is not None and A.is_var(graph) else None
+            # a Minus already pushed keeps its variable: normalising is idempotent
+            gv = graph if graph is not None and A.is_var(graph) else p.graph_var
             return A.Minus(left=push_graph(p.left, graph), right=push_graph(p.right, graph),
                            graph_var=gv)  # type: ignore[arg-type]
         case A.Join() | A.Union_():

@@ -98,7 +98,7 @@ def _leaf(e: Any) -> Any:
 
 
 def _query(q: CompValue) -> A.Query:
-    if q.name not in ("SelectQuery", "AskQuery"):
+    if q.name not in ("SelectQuery", "AskQuery", "ConstructQuery"):
         raise UnsupportedFeature(f"{q.name.removesuffix('Query').upper()} query form")
     from_graphs, from_named = _dataset_clause(q.datasetClause)
     node = q.p
@@ -111,6 +111,8 @@ def _query(q: CompValue) -> A.Query:
         modifiers.append(node)
         node = node.p
     pattern = _pattern(node)
+    template = _template(q.template if q.template is not None else getattr(
+        node, "triples", None)) if q.name == "ConstructQuery" else ()
     variables: tuple[str, ...] = ()
     for m in reversed(modifiers):
         match m.name:
@@ -125,8 +127,27 @@ def _query(q: CompValue) -> A.Query:
     if q.name == "AskQuery":
         return A.Query(form="ASK", pattern=pattern, variables=(), from_graphs=from_graphs,
                        from_named=from_named)
-    return A.Query(form="SELECT", pattern=pattern, variables=variables, order=order,
-                   limit=limit, offset=offset, from_graphs=from_graphs, from_named=from_named)
+    return A.Query(form="CONSTRUCT" if template else "SELECT", pattern=pattern,
+                   variables=variables, order=order, limit=limit, offset=offset,
+                   from_graphs=from_graphs, from_named=from_named, template=template)
+
+
+def _template(triples: list[tuple[Any, Any, Any]] | None) -> tuple[A.TriplePattern, ...]:
+    """A CONSTRUCT template (SPARQL 1.1 §16.2); CONSTRUCT WHERE's is its
+    pattern, which must be a basic graph pattern (§16.2.4)."""
+    if triples is None:
+        raise UnsupportedFeature("CONSTRUCT WHERE with more than triple patterns")
+    if not triples:
+        raise UnsupportedFeature("an empty CONSTRUCT template")
+
+    bnodes: dict[BNode, str] = {}  # numbered in order: the same labels in every process
+
+    def slot(x: Any) -> A.Slot:
+        if isinstance(x, BNode):
+            return bnodes.setdefault(x, f"_:b{len(bnodes)}")
+        return str(x) if isinstance(x, Variable) else canonical(x)
+
+    return tuple(A.TriplePattern(s=slot(s), p=slot(p), o=slot(o)) for s, p, o in triples)
 
 
 def _check_order(order: tuple[A.OrderKey, ...], variables: tuple[str, ...]) -> None:

@@ -39,7 +39,7 @@ def run_consistency(args: argparse.Namespace) -> int:
     from storage.catalog import snapshot
 
     with database(args) as url, snapshot(sa.create_engine(url)) as conn:
-        report = consistency(conn)
+        report = consistency(conn, settings(args).pods_base)
     for view, name, differ in report:
         print(f"view {view} ({name}): {'ok' if not differ else f'{differ} mappings drifted'}")
     drifted = sum(1 for *_, d in report if d)

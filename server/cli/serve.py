@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         # cluster are stopped
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         configure_logging()
-        workers = Workers(url, config.workers)
+        workers = Workers(url, config.workers, config.public_base)
         workers.start()
         app = create_app(url, config, workers=0)
 

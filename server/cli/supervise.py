@@ -18,8 +18,10 @@ log = logging.getLogger("podviews.serve")
 
 
 class Workers:
-    def __init__(self, url: str, count: int, check_every: float = 1.0) -> None:
+    def __init__(self, url: str, count: int, base: str | None = None,
+                 check_every: float = 1.0) -> None:
         self.url, self.count, self.check_every = url, count, check_every
+        self.base = base  # resource IRIs (the names of the documents' graphs)
         self.procs: list[subprocess.Popen[bytes]] = []
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._watch, name="workers", daemon=True)
@@ -31,7 +33,8 @@ class Workers:
     def _spawn(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen([sys.executable, "-m", "server.cli", "worker",
                                  "--database-url", self.url],
-                                env={**os.environ, PARENT: str(os.getpid())})
+                                env={**os.environ, PARENT: str(os.getpid()),
+                                     **({"PODVIEWS_BASE_URL": self.base} if self.base else {})})
 
 
     def _watch(self) -> None:

@@ -41,5 +41,6 @@ def run(args: argparse.Namespace) -> int:
     with database(args) as url:
         logging.basicConfig(level=logging.INFO)
         config = settings(args)
-        work(url, stop=stop, router=config.router(), limits=config.limits())
+        work(url, stop=stop, router=config.router(), limits=config.limits(),
+             base=config.pods_base)
     return 0

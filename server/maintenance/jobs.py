@@ -12,10 +12,11 @@ maintained (``backfill`` with a note in the view's status).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 import sqlalchemy as sa
@@ -24,12 +25,15 @@ from sqlalchemy import Connection, Row
 from server.executors import sql
 from server.executors.spark.config import NotOnSpark
 from server.executors.sql import run as rendered
+from server.maintenance import derived
 from server.maintenance.limits import Limits
 from server.maintenance.plans import ENGINE
 from server.maintenance.router import Router
 from storage import changes, consents, feed, krel, pods_graph, queue, views_repo
 from storage.db import transient
-from views.compile import compiled
+from storage.pods_graph import DEFAULT_BASE
+from views.compile import Compiled, compiled
+from views.dataset import Spec, spec_of
 from views.errors import ViewTooLarge
 from views.plan import Plan
 
@@ -66,6 +70,14 @@ class Run:
     plan: Plan
     router: Router
     limits: Limits
+    base: str = DEFAULT_BASE  # resource IRIs: the names of the documents' graphs
+    spec: Spec = field(default_factory=Spec)  # the dataset the view's query reads (FROM, FROM NAMED, GRAPH)
+
+    @property
+    def documents(self) -> bool:
+        """The view reads documents: only the interpreter can (the rendered
+        SQL and Spark read the union default graph)."""
+        return self.spec.documents
 
     @property
     def upto(self) -> int:
@@ -76,9 +88,10 @@ class Run:
 
 
 def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
-            limits: Limits | None = None) -> bool:
+            limits: Limits | None = None, base: str = DEFAULT_BASE) -> bool:
     """Claim and run one due job (on the executor ``router`` picks, within
-    ``limits``; the defaults if not given); False when there was none."""
+    ``limits``; the defaults if not given; documents named under ``base``);
+    False when there was none."""
     router, limits = router or Router(), limits or Limits()
     with engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
         try:
@@ -92,7 +105,7 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
             conn.rollback()
             return False
         try:
-            executor, triples = run(conn, job, router, limits)
+            executor, triples = run(conn, job, router, limits, base)
             queue.finish(conn, job, executor, triples)
             conn.commit()
             return True
@@ -107,7 +120,8 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
             return True
 
 
-def run(conn: Connection, job: queue.Job, router: Router, limits: Limits) -> Outcome:
+def run(conn: Connection, job: queue.Job, router: Router, limits: Limits,
+        base: str = DEFAULT_BASE) -> Outcome:
     """Run the job: the executor that did the work ("sql", "spark", or
     "none") and the job's work in triples (None when it did none). The
     view's ΔV is recorded in its change feed at the position the job
@@ -117,7 +131,8 @@ def run(conn: Connection, job: queue.Job, router: Router, limits: Limits) -> Out
     row = views_repo.lock_view(conn, job.view_id)
     if row is None:
         raise Busy()
-    r = Run(conn, job, row, compiled(row.query).plan, router, limits)
+    c = compiled(row.query)
+    r = Run(conn, job, row, c.plan, router, limits, base, view_spec(c, row))
     kind = JobKind(job.kind)
     fed = row.plan_fingerprint is not None  # the view has had a state: it has a feed
     if fed:
@@ -128,9 +143,20 @@ def run(conn: Connection, job: queue.Job, router: Router, limits: Limits) -> Out
         outcome = "none", None  # the backfill will see the data and consents as they are then
     else:
         outcome = HANDLERS[kind](r)
+    if row.target_pod is not None:  # a CONSTRUCT view's graph into the resource it names
+        derived.write_back(conn, row.id)
     if fed:
         feed.record(conn, row.id, r.upto, limits.retention)
     return outcome
+
+
+def view_spec(c: Compiled, row: Row) -> Spec:
+    """The dataset the view reads: its query's, less the document it writes
+    its graph into (it never reads its own output)."""
+    spec = spec_of(c.query, c.pattern)
+    if row.target_pod is None:
+        return spec
+    return dataclasses.replace(spec, exclude=(int(row.target_pod), str(row.target_path)))
 
 
 # ------------------------------------------------------------ handlers
@@ -162,7 +188,7 @@ def backfill(r: Run) -> Outcome:
         rows = krel.size(r.conn, view.id)
     else:
         m, _ = sql.program(r.conn, view.id, plan, pods, {}, backfill=True, progress=progress,
-                           max_rows=r.limits.max_view_rows)
+                           max_rows=r.limits.max_view_rows, base=r.base, spec=r.spec)
         rows = m.grown
     _within_limits(r, rows)
     views_repo.built(r.conn, view.id, r.upto, plan.fingerprint, plan.root.id, ENGINE, note,
@@ -236,7 +262,8 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
         _within_limits(r, rows)
         views_repo.grow(r.conn, r.view.id, rows - int(r.view.state_rows))
         return "spark", size()
-    if r.router.render and not moves and not verify and rendered.unrendered(r.plan) is None:
+    if r.router.render and not moves and not verify and not r.documents and \
+            rendered.unrendered(r.plan) is None:
         grown, triples = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
                                            r.view.watermark, r.upto, r.view.predicates,
                                            r.limits.max_view_rows)
@@ -246,17 +273,17 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
             _within_limits(r, views_repo.grow(r.conn, r.view.id, grown))
         return "sql", triples  # the work: ΔG's triples
     m, graph = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before, r.view.watermark,
-                            r.upto, r.view.predicates, r.limits.max_view_rows)
+                            r.upto, r.view.predicates, r.limits.max_view_rows, r.base, r.spec)
     if r.upto > r.view.watermark:
         views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
     for pod, entering in moves:
         sql.enter_or_leave(r.conn, m, graph, pod, entering)
         now = [p for p in graph.pods if p != pod] + ([pod] if entering else [])
-        graph = pods_graph.PodsGraph(r.conn, graph.codec, sorted(now))
+        graph = graph.with_pods(sorted(now))
     if m.grown:
         _within_limits(r, views_repo.grow(r.conn, r.view.id, m.grown))
     if verify:
-        got, want = m.result, sql.scratch(r.conn, r.plan, pods)
+        got, want = m.result, sql.scratch(r.conn, r.plan, pods, r.base, r.spec)
         if got != want:
             raise Drift(f"view {r.view.id}: {len(set(got.items()) ^ set(want.items()))} "
                         "annotated mappings differ from scratch")
@@ -268,6 +295,10 @@ def _on_spark(r: Run, pods: list[int], work: Callable[[], int], dry_run: bool = 
     """Run the job on Spark when the router says so: the number of stored
     rows that changed, or None when the SQL executor is to run it."""
     if r.router.pick(work) != "spark":
+        return None
+    if r.documents:  # Spark reads the pods' union default graph only
+        if r.router.mode == "spark":
+            raise NotOnSpark("GRAPH, FROM or FROM NAMED over documents")
         return None
     from server.executors.spark.job import refresh
 

@@ -6,23 +6,26 @@ from __future__ import annotations
 from sqlalchemy import Connection
 
 from server.executors import sql
+from server.maintenance.jobs import view_spec
 from storage import catalog, consents, views_repo
+from storage.pods_graph import DEFAULT_BASE
 from views.compile import compiled
 from views.kset import KSet
 
 
-def scratch(conn: Connection, view: int) -> KSet:
+def scratch(conn: Connection, view: int, base: str = DEFAULT_BASE) -> KSet:
     """The view evaluated from scratch on the current data of the pods it reads."""
     row = views_repo.view_row(conn, view)
     assert row is not None, f"no view {view}"
-    return sql.scratch(conn, compiled(row.query).plan, consents.readable_pods(conn, view))
+    return sql.scratch(conn, compiled(row.query).plan, consents.readable_pods(conn, view),
+                       base, view_spec(compiled(row.query), row))
 
 
-def consistency(conn: Connection) -> list[tuple[int, str, int]]:
+def consistency(conn: Connection, base: str = DEFAULT_BASE) -> list[tuple[int, str, int]]:
     """(view, name, annotated mappings that differ from scratch) for every
     ready view; 0 everywhere means no drift. ``conn`` should be one snapshot."""
     out = []
     for v in views_repo.ready_views(conn):
-        got, want = catalog.results(conn, v), scratch(conn, v.id)
+        got, want = catalog.results(conn, v), scratch(conn, v.id, base)
         out.append((v.id, v.name, len(set(got.items()) ^ set(want.items()))))
     return out

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from server.maintenance import jobs, plans
 from server.maintenance.limits import Limits
 from server.maintenance.router import Router
+from storage.pods_graph import DEFAULT_BASE
 from storage.queue import Waker
 
 log = logging.getLogger("podviews.worker")
@@ -22,7 +23,7 @@ log = logging.getLogger("podviews.worker")
 
 def run(url: str, name: str | None = None, stop: threading.Event | None = None,
         idle_wait: float = 1.0, router: Router | None = None,
-        limits: Limits | None = None) -> None:
+        limits: Limits | None = None, base: str = DEFAULT_BASE) -> None:
     stop = stop or threading.Event()
     name = name or f"{socket.gethostname()}:{os.getpid()}"
     engine = sa.create_engine(url, connect_args={"application_name": f"podviews-worker:{os.getpid()}"})
@@ -35,7 +36,7 @@ def run(url: str, name: str | None = None, stop: threading.Event | None = None,
             log.exception("worker %s: checking the views' plans failed", name)
         while not stop.is_set():
             try:
-                ran = jobs.run_one(engine, name, router, limits)
+                ran = jobs.run_one(engine, name, router, limits, base)
             except sa.exc.SQLAlchemyError:  # the database away for a moment: keep going
                 log.exception("worker %s: claiming a job failed", name)
                 ran = False

@@ -2,7 +2,10 @@
 thread) over real HTTP and a real Postgres database. The scripted session of
 a pod owner and a consumer: BSBM explore query 1 over a pod, kept equal to
 pyoxigraph evaluating the query on the pod's data after every step; after
-revocation the view and every one of its K-relations hold nothing."""
+revocation the view and every one of its K-relations hold nothing. Then
+(issue 19) views over the pods' documents (``GRAPH ?doc``) and a CONSTRUCT
+view, through consent and revocation, equal to pyoxigraph on the documents
+as the pods serve them, each a named graph named by its IRI."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ import httpx
 import pyoxigraph as ox
 import pytest
 import sqlalchemy as sa
+from rdflib import Graph
+from rdflib.compare import isomorphic
 
 from server.tools import paths
 from server.tools.bench.pipeline import q1_params
@@ -174,3 +179,96 @@ def test_serve_with_no_database_keeps_an_embedded_one(tmp_path: Path) -> None:
                 with shared.connect() as c:
                     assert c.execute(sa.text("SHOW fsync")).scalar_one() == "on"
                 shared.dispose()
+
+
+# ------------------------------------------------- documents (issue 19)
+
+DOC_PREFIX = "PREFIX : <http://ex/>\n"
+WHERE = "WHERE { GRAPH ?doc { ?s :p ?o } }"
+SELECT = f"{DOC_PREFIX}SELECT ?doc ?s ?o {WHERE}"
+CONSTRUCT = f"{DOC_PREFIX}CONSTRUCT {{ ?s :from ?doc ; :knows [ :value ?o ] }} {WHERE}"
+
+
+def _documents(owner: httpx.Client, base: str, docs: list[str]) -> ox.Store:
+    """The documents as the pods serve them, each a named graph."""
+    store = ox.Store()
+    for doc in docs:
+        r = owner.get(f"/pods/{doc}", headers={"accept": "application/n-triples"})
+        assert r.status_code == 200, r.text
+        store.load(r.content, format=ox.RdfFormat.N_TRIPLES,
+                   to_graph=ox.NamedNode(f"{base}/pods/{doc}"))
+    return store
+
+
+def _check_documents(owner: httpx.Client, consumer: httpx.Client, base: str,
+                     views: tuple[str, str], seq: int, docs: list[str]) -> None:
+    store = _documents(owner, base, docs)
+    r = consumer.get(f"{views[0]}/results", params={"min_seq": seq, "wait": 60})
+    assert r.status_code == 200, r.text
+    got = sorted(tuple(b[v]["value"] for v in ("doc", "s", "o"))
+                 for b in r.json()["results"]["bindings"])
+    solutions = store.query(SELECT)
+    assert isinstance(solutions, ox.QuerySolutions)
+    want = sorted(tuple(s[v].value for v in ("doc", "s", "o")) for s in solutions)  # type: ignore[union-attr]
+    assert got == want
+    r = consumer.get(f"{views[1]}/results", params={"min_seq": seq, "wait": 60},
+                     headers={"accept": "application/n-triples"})
+    assert r.status_code == 200, r.text
+    ours, theirs = Graph(), Graph()
+    ours.parse(data=r.text, format="nt")
+    triples = store.query(CONSTRUCT)
+    assert isinstance(triples, ox.QueryTriples)
+    theirs.parse(data=triples.serialize(format=ox.RdfFormat.N_TRIPLES), format="nt")
+    assert len(ours) == len(theirs) and isomorphic(ours, theirs)
+
+
+def test_document_views_through_the_server(served: tuple[str, str]) -> None:
+    base, _ = served
+    admin = httpx.Client(base_url=base, headers={"authorization": f"Bearer {ADMIN}"}, timeout=120)
+    made = {}
+    for who, role in (("writer", "owner"), ("reader", "consumer")):
+        r = admin.post("/admin/agents", json={"webid": f"https://{who}.docs/#me", "role": role})
+        assert r.status_code == 201
+        made[who] = r.json()
+    for pod in ("notes", "diary"):
+        assert admin.post("/admin/pods", json={"name": pod, "owner": made["writer"]["webid"]}
+                          ).status_code == 201
+    owner, consumer = (httpx.Client(base_url=base, timeout=120, headers={
+        "authorization": f"Bearer {made[w]['token']}"}) for w in ("writer", "reader"))
+    turtle = {"content-type": "text/turtle"}
+    docs = {"notes/a": ":x :p 1, 2 .", "notes/b": ":x :p 2 . :y :p :x .", "diary/c": ":y :p 3 ."}
+    for doc, body in docs.items():
+        r = owner.put(f"/pods/{doc}", content=f"@prefix : <http://ex/> .\n{body}", headers=turtle)
+        assert r.status_code == 201, r.text
+    views = []
+    for name, query in (("docs", SELECT), ("derived", CONSTRUCT)):
+        r = consumer.post("/views", json={"name": name, "query": query})
+        assert r.status_code == 201, r.text
+        views.append(r.headers["location"])
+    consents = {}
+    for pod in ("notes", "diary"):
+        r = owner.post("/admin/consents", json={"pod": pod, "consumer": made["reader"]["webid"]})
+        assert r.status_code == 201
+        consents[pod] = r.json()["id"]
+    r = owner.put("/pods/notes/d", content="@prefix : <http://ex/> .\n:z :p :x .",
+                  headers=turtle)
+    seq = int(r.headers["podviews-seq"])
+    both = [*docs, "notes/d"]
+    _check_documents(owner, consumer, base, (views[0], views[1]), seq, both)
+
+    r = owner.patch("/pods/notes/b", content="PREFIX : <http://ex/>\nDELETE DATA { :x :p 2 } ;"
+                    " INSERT DATA { :w :p 4 }", headers={"content-type": "application/sparql-update"})
+    assert r.status_code == 204, r.text
+    assert owner.delete("/pods/notes/a").status_code == 204
+    r = owner.put("/pods/diary/c", content="@prefix : <http://ex/> .\n:y :p 3, 5 .",
+                  headers=turtle)
+    seq = int(r.headers["podviews-seq"])
+    both.remove("notes/a")
+    _check_documents(owner, consumer, base, (views[0], views[1]), seq, both)
+
+    # the diary's consent revoked: its documents leave both views
+    assert owner.delete(f"/admin/consents/{consents['diary']}").status_code == 204
+    r = owner.put("/pods/notes/e", content="@prefix : <http://ex/> .\n:v :p 6 .", headers=turtle)
+    seq = int(r.headers["podviews-seq"])
+    _check_documents(owner, consumer, base, (views[0], views[1]), seq,
+           [d for d in [*both, "notes/e"] if d.startswith("notes/")])

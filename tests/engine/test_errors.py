@@ -29,7 +29,7 @@ def test_syntax_error_points_at_the_fault() -> None:
     ("SELECT (UUID() AS ?n) {}", "UUID"),
     ("SELECT (BNODE() AS ?n) {}", "BNODE"),
     ("SELECT * { { SELECT ?s { ?s ?p ?o } LIMIT 1 } }", "LIMIT/OFFSET inside a sub-select"),
-    ("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", "CONSTRUCT"),
+    ("DESCRIBE <http://e/a>", "DESCRIBE"),
     ("SELECT * { ?s ?p ?o OPTIONAL { ?o ?q ?r FILTER EXISTS { ?r ?p ?s } } }",
      "EXISTS inside an OPTIONAL"),
     ("SELECT (SUM(IF(EXISTS { ?s <http://e/z> 1 }, 1, 0)) AS ?n) { ?s ?p ?o }",

@@ -16,6 +16,7 @@ from server.executors.spark.job import SparkConfig
 from server.maintenance import jobs, verify
 from server.maintenance.router import Router
 from server.tools import w3c
+from server.tools.w3c_pipeline import Pipeline
 from storage import catalog, pods
 from tests.maintenance.test_consent import _backfilled_states, _node_states
 from tests.maintenance.test_pipeline import QUERIES, setup
@@ -156,5 +157,5 @@ def test_w3c_through_spark(migrated: str, test_id: str) -> None:
     found = [t for t in w3c.discover(SUITE / category) if t.id.endswith("#" + name)]
     assert len(found) == 1, f"the W3C suite is not at {SUITE} (../shared beside the checkout)"
     [test] = found
-    outcome = w3c.run_test(test, "incremental", 0, w3c._SqlHarness(migrated, "spark"))
+    outcome = w3c.run_test(test, "incremental", 0, Pipeline(migrated, "spark"))
     assert outcome.status == "passed", outcome.reason

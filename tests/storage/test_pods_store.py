@@ -150,3 +150,28 @@ def test_a_container_is_never_deleted_from_under_a_new_member(migrated: str) -> 
 def _put_in_own_transaction(engine: sa.Engine, pod: int, path: str) -> None:
     with engine.begin() as c:
         pods.put_resource(c, pod, path, [t("a", "p", "c")])
+
+
+def test_each_change_keeps_its_documents_diff(migrated: str) -> None:
+    """Issue 19: ``change_quads`` holds the resource's own diff (small and
+    staged writes alike) and ``changes.path`` its path, after a DELETE too."""
+    from storage.changes import STAGED
+
+    def diff(c: sa.Connection, seq: int) -> dict[tuple, int]:
+        rows = c.execute(sa.text("SELECT s, p, o, sign FROM change_quads WHERE seq = :q"),
+                         {"q": seq}).all()
+        names = terms.decode(c, (x for r in rows for x in r[:3]))
+        return {(names[r.s], names[r.p], names[r.o]): r.sign for r in rows}
+
+    big = {t(f"s{i}", "p", Literal(i)) for i in range(STAGED + 10)}
+    with sa.create_engine(migrated).begin() as c:
+        pod = _pod(c)
+        pods.put_resource(c, pod, "a", {t("x", "p", "y")})
+        seq = pods.put_resource(c, pod, "b", {t("x", "p", "y"), t("x", "q", "z")})
+        assert diff(c, seq) == {t("x", "p", "y"): 1, t("x", "q", "z"): 1}  # ΔG holds one
+        seq = pods.put_resource(c, pod, "b", big | {t("x", "q", "z")})
+        assert diff(c, seq) == {**dict.fromkeys(big, 1), t("x", "p", "y"): -1}
+        seq = pods.delete_resource(c, pod, "b")
+        assert diff(c, seq) == {**dict.fromkeys(big, -1), t("x", "q", "z"): -1}
+        assert c.execute(sa.text("SELECT path FROM changes WHERE seq = :q"),
+                         {"q": seq}).scalar_one() == "b"

@@ -58,10 +58,7 @@ Where = Annotated[tuple[str, str], Depends(_address)]
 def _base(request: Request) -> str:
     """Where pods live, so their resources' IRIs: the upstream Solid server's
     root, or ours."""
-    upstream = request.app.state.upstream
-    if upstream is not None:
-        return upstream.base.rstrip("/")  # type: ignore[no-any-return]
-    return f"{request.app.state.settings.public_base}/pods"
+    return str(request.app.state.settings.pods_base)
 
 
 T = TypeVar("T")

@@ -1,6 +1,6 @@
 """HTTP for views: POST /views, GET /views, GET /views/{id},
-GET /views/{id}/results (JSON, CSV or TSV; ``min_seq`` for read-your-writes;
-ETag and 304), GET /views/{id}/changes (JSON pages, or Server-Sent Events),
+GET /views/{id}/results (JSON, CSV or TSV; a CONSTRUCT view's graph as
+Turtle, N-Triples or JSON-LD; ``min_seq`` for read-your-writes; ETag and 304), GET /views/{id}/changes (JSON pages, or Server-Sent Events),
 DELETE /views/{id}."""
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ def get_view(view_id: Id, who: Who, db: Db) -> ViewOut:
 
 
 @router.get("/views/{view_id}/results",
-            responses={200: {"content": {JSON: {}, CSV: {}, TSV: {}}}, 304: {}, 409: {}, 503: {}})
+            responses={200: {"content": {JSON: {}, CSV: {}, TSV: {}, fmt.TURTLE: {},
+                                         fmt.NTRIPLES: {}, fmt.JSONLD: {}}},
+                       304: {}, 409: {}, 503: {}})
 async def view_results(view_id: Id, who: Who, db: Db, config: Config, request: Request,
                        min_seq: Annotated[int, Query(ge=0, le=2**62, description=
                                                      "wait until the view reflects this change")] = 0,
@@ -58,11 +60,12 @@ async def view_results(view_id: Id, who: Who, db: Db, config: Config, request: R
                                                           "solutions in this page (at most the "
                                                           "server's page size)")] = None,
                        if_none_match: Annotated[str | None, Header()] = None) -> Response:
-    """The view's solutions, a page at a time: ``Link: rel="next"`` names the
-    next page and ``Podviews-Total`` counts them all. Reading and rendering
+    """The view's solutions (a CONSTRUCT view's triples), a page at a time:
+    ``Link: rel="next"`` names the next page and ``Podviews-Total`` counts
+    them all. Reading and rendering
     run in the thread pool, not on the event loop."""
     await service.wait_until_current(db, who, view_id, min_seq, wait, request.app.state.notices)
-    media = _negotiate(request.headers.get("accept", ""))
+    media = request.headers.get("accept", "")
     size = min(limit or config.page_rows, config.page_rows)
     page = await run_in_threadpool(_page, db, who, view_id, media, offset, size)
     links = [storage_link(config.public_base + "/")]  # its subscription services (note 90)
@@ -85,9 +88,12 @@ class _Page:
     total: int
 
 
-def _page(db: Engine, who: Principal, view_id: int, media: str, offset: int,
+def _page(db: Engine, who: Principal, view_id: int, accept: str, offset: int,
           size: int) -> _Page:
     found = service.results(db, who, view_id)
+    if found.lines is not None:
+        return _graph_page(found, accept, offset, size)
+    media = _negotiate(accept)
     rows = found.rows[offset:offset + size]
     if found.answer is not None:
         body, media = json.dumps(fmt.ask_json(found.answer)), JSON
@@ -99,6 +105,28 @@ def _page(db: Engine, who: Principal, view_id: int, media: str, offset: int,
         body = json.dumps(fmt.select_json(found.variables, rows))
     data = body.encode()
     return _Page(data, media, hashlib.sha1(data).hexdigest(), found.watermark, len(found.rows))
+
+
+def _graph_page(found: service.Results, accept: str, offset: int, size: int) -> _Page:
+    """A page of a CONSTRUCT view's graph: its triples in N-Triples order,
+    in the media type asked for (Turtle unless another is); the ETag is the
+    page's triples' and the media type's, whatever the serialiser's order."""
+    assert found.lines is not None
+    lines = found.lines[offset:offset + size]
+    media = _negotiate_graph(accept)
+    body = fmt.graph_body(lines, media).encode()
+    etag = hashlib.sha1("\n".join([media, *lines]).encode()).hexdigest()
+    return _Page(body, media, etag, found.watermark, len(found.lines))
+
+
+def _negotiate_graph(accept: str) -> str:
+    for part in accept.split(","):
+        name = part.split(";")[0].strip().lower()
+        if name in fmt.GRAPH_MEDIA:
+            return name
+        if name == "application/json":
+            return fmt.JSONLD
+    return fmt.TURTLE
 
 
 def _negotiate(accept: str) -> str:

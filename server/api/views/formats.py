@@ -1,10 +1,12 @@
-"""SPARQL 1.1 Query Results: JSON, CSV and TSV (W3C Recommendations)."""
+"""SPARQL 1.1 Query Results: JSON, CSV and TSV (W3C Recommendations); a
+CONSTRUCT view's graph as Turtle, N-Triples or JSON-LD."""
 
 from __future__ import annotations
 
 import csv
 import io
 
+from rdflib import Graph
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
 from views.terms import canonical
@@ -64,3 +66,26 @@ def _tsv_term(t: Identifier) -> str:
             return f'"{text}"^^<{t.datatype}>'
         return f'"{text}"'
     return t.n3()
+
+
+TURTLE, NTRIPLES, JSONLD = "text/turtle", "application/n-triples", "application/ld+json"
+GRAPH_MEDIA = {TURTLE: "turtle", NTRIPLES: "nt", JSONLD: "json-ld"}
+
+
+def ntriples(triples: list[tuple[Identifier, Identifier, Identifier]]) -> list[str]:
+    """Each triple's N-Triples line, sorted: the graph's canonical text for
+    paging and ETags (blank node labels are stable: ``views.results.graph``)."""
+    g = Graph()
+    for t in triples:
+        g.add(t)
+    return sorted(line for line in g.serialize(format="nt").splitlines() if line.strip())
+
+
+def graph_body(lines: list[str], media: str) -> str:
+    """N-Triples ``lines`` in ``media`` (one of ``GRAPH_MEDIA``)."""
+    text = "\n".join(lines) + ("\n" if lines else "")
+    if media == NTRIPLES:
+        return text
+    g = Graph()
+    g.parse(data=text, format="nt")
+    return g.serialize(format=GRAPH_MEDIA[media])

@@ -8,7 +8,11 @@ from pydantic import BaseModel, Field
 class ViewIn(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     query: str = Field(min_length=1, max_length=100_000,
-                       description="a SPARQL 1.1 SELECT or ASK query")
+                       description="a SPARQL 1.1 SELECT, ASK or CONSTRUCT query")
+    target: str | None = Field(default=None, max_length=4_000, description=(
+        "a CONSTRUCT view only: the IRI of a resource of a pod here, which the "
+        "consumer may write, that the view's graph is written into after every "
+        "change (the view itself never reads it)"))
 
 
 class Progress(BaseModel):

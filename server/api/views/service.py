@@ -9,6 +9,7 @@ import asyncio
 import threading
 import time
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from rdflib import URIRef
 from rdflib.term import Identifier
@@ -16,10 +17,12 @@ from sqlalchemy import Connection, Engine, Row
 from starlette.concurrency import run_in_threadpool
 
 from server.api.auth import Principal, require
+from server.api.ldp import access
+from server.api.views import formats as fmt
 from server.api.views.notices import ViewNotices
 from server.api.views.schemas import Progress, ViewIn, ViewOut
 from server.config import Settings
-from server.errors import Conflict, NotFound, NotReady, OverLimit
+from server.errors import BadRequest, Conflict, NotFound, NotReady, OverLimit
 from storage import catalog, changes, consents, pods_graph, queue, terms, views_repo
 from storage.codec import Codec
 from views import algebra as A
@@ -27,7 +30,7 @@ from views import cost, limits, relevance
 from views.compile import compile_query, compiled
 from views.errors import UnsupportedFeature
 from views.plan import Plan
-from views.results import ask, solutions
+from views.results import ask, graph, solutions
 
 
 def create(engine: Engine, config: Settings, who: Principal, body: ViewIn) -> int:
@@ -40,18 +43,43 @@ def create(engine: Engine, config: Settings, who: Principal, body: ViewIn) -> in
         if views_repo.count_views(c, who.agent) >= config.max_views_per_consumer:
             raise OverLimit(f"{who.webid} has {config.max_views_per_consumer} views, the most "
                             "a consumer may register here; drop one first")
+        target = _target(c, config, who, body) if body.target is not None else None
         return register_view(c, who.agent, body.name, body.query,
-                             max_depth=config.max_query_depth, max_rows=config.max_view_rows)
+                             max_depth=config.max_query_depth, max_rows=config.max_view_rows,
+                             pods_base=config.pods_base, target=target)
+
+
+def _target(conn: Connection, config: Settings, who: Principal, body: ViewIn) -> tuple[int, str]:
+    """The resource (pod, path) a CONSTRUCT view's graph is written into: a
+    document of a pod here (not upstream: writes go there first) that the
+    consumer may write (WAC)."""
+    assert body.target is not None
+    if compile_query(body.query).query.form != "CONSTRUCT":
+        raise BadRequest("only a CONSTRUCT view's results are a graph to write into a resource")
+    if config.upstream_url:
+        raise UnsupportedFeature("a view's graph written into a pod that lives upstream")
+    prefix = config.pods_base.rstrip("/") + "/"
+    pod_name, _, path = body.target.removeprefix(prefix).partition("/")
+    if not body.target.startswith(prefix) or not path or path.endswith("/"):
+        raise BadRequest(f"{body.target} is not a document of a pod here (under {prefix})")
+    pod = access.authorize(conn, who, unquote(pod_name), path, access.WRITE)
+    return pod.id, path
 
 
 def register_view(conn: Connection, consumer: int, name: str, query: str,
-                  max_depth: int = limits.MAX_DEPTH, max_rows: int | None = None) -> int:
+                  max_depth: int = limits.MAX_DEPTH, max_rows: int | None = None,
+                  pods_base: str | None = None, target: tuple[int, str] | None = None) -> int:
     """Check the query, store the view and queue its backfill, in the
     caller's transaction; with ``max_rows``, refuse a view whose size is
-    estimated beyond it over the pods the consumer may read now."""
+    estimated beyond it over the pods the consumer may read now; with
+    ``pods_base``, refuse FROM or FROM NAMED naming anything but a document
+    of a pod (no other document is fetched: fail closed, decision 7)."""
     checked = compile_query(query, max_depth=max_depth)
-    if _uses_named_graphs(checked.pattern):
-        raise UnsupportedFeature("GRAPH in a view over pods (named graphs are not exposed yet)")
+    if pods_base is not None:
+        for iri in (*checked.query.from_graphs, *checked.query.from_named):
+            if not str(iri).startswith(pods_base.rstrip("/") + "/"):
+                raise UnsupportedFeature(f"FROM <{iri}>: a view's dataset is made of documents "
+                                         f"of pods here (under {pods_base}/)")
     if max_rows is not None:
         rows = estimated_rows(conn, consumer, checked.plan, max_rows)
         if rows > max_rows:
@@ -59,7 +87,7 @@ def register_view(conn: Connection, consumer: int, name: str, query: str,
                             f"the consumer may read, beyond the limit of {max_rows:,}")
     wanted = relevance.predicates(checked.query)
     ids = None if wanted is None else sorted(terms.intern(conn, map(URIRef, wanted)).values())
-    view = views_repo.create_view(conn, consumer, name, query, ids)
+    view = views_repo.create_view(conn, consumer, name, query, ids, target)
     queue.enqueue(conn, "backfill", view)
     return view
 
@@ -79,13 +107,6 @@ def estimated_rows(conn: Connection, consumer: int, plan: Plan, cap: int) -> int
         return pods_graph.count_matching(conn, pods, s, p, o, cap + 1) if pods else 0
 
     return cost.estimate(plan, triples)
-
-
-def _uses_named_graphs(p: A.Pattern) -> bool:
-    if isinstance(p, A.GraphNames) or isinstance(p, A.BGP) and any(
-            t.g is not None for t in p.triples):
-        return True
-    return any(_uses_named_graphs(c) for c in A.children(p))
 
 
 def row(conn: Connection, who: Principal, view_id: int) -> Row:
@@ -208,6 +229,7 @@ class Results:
     rows: list[dict[str, Identifier]]
     answer: bool | None
     watermark: int
+    lines: list[str] | None = None  # a CONSTRUCT's graph: sorted N-Triples lines
 
 
 def results(engine: Engine, who: Principal, view_id: int) -> Results:
@@ -221,6 +243,8 @@ def results(engine: Engine, who: Principal, view_id: int) -> Results:
     q = compiled(v.query).query
     if q.form == "ASK":
         return Results((), [], ask(current), v.watermark)
+    if q.form == "CONSTRUCT":
+        return Results((), [], None, v.watermark, fmt.ntriples(list(graph(q, current))))
     return Results(q.variables, solutions(q, current), None, v.watermark)
 
 
