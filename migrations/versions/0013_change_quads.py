@@ -7,7 +7,7 @@ CONSTRUCT view may name a resource its graph is written into
 (``views.target_pod``, ``views.target_path``).
 
 Revision ID: 0013
-Revises: 0011
+Revises: 0012
 Create Date: 2026-11-23 18:00:00
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = '0013'
-down_revision = '0011'
+down_revision = '0012'
 branch_labels = None
 depends_on = None
 
