@@ -125,6 +125,16 @@ def database(pg_server: str) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def cases_engine(pg_server: str, migrated_template: str) -> Iterator[sa.Engine]:
+    """One database for a module's fuzzer cases (each has its own pod and
+    consumer)."""
+    with scratch_database(pg_server, template=migrated_template) as url:
+        e = sa.create_engine(url)
+        yield e
+        e.dispose()
+
+
 @pytest.fixture
 def migrated(pg_server: str, migrated_template: str) -> Iterator[str]:
     """The URL of a fresh database at the latest revision, dropped afterwards."""

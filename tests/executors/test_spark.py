@@ -1,7 +1,9 @@
 """The Spark executor (real local Spark, real Postgres): every node's stored
 K-relation equals the in-memory engine's from-scratch state after Spark
 jobs, and after SQL jobs that continue from Spark's state (both executors
-keep identical state); the router; verification; W3C tests through Spark."""
+keep identical state); the router; verification; W3C tests through Spark;
+the term and path fuzzers' Spark cases (tests/maintenance/test_fuzz_pipeline.py
+runs their SQL cases)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import random
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import given
 from rdflib import Literal, URIRef
 
 from server.api.views.service import register_view
@@ -18,7 +21,12 @@ from server.maintenance.router import Router
 from server.tools import w3c
 from server.tools.w3c_pipeline import Pipeline
 from storage import catalog, pods
+from tests.engine.fuzz_paths import PathCase, check_path_case
+from tests.engine.fuzz_terms import EX as FUZZ_EX
+from tests.engine.fuzz_terms import Case, cases, check_case
+from tests.engine.test_fuzz_terms import EXAMPLES, fuzz_settings
 from tests.maintenance.test_consent import _backfilled_states, _node_states
+from tests.maintenance.test_fuzz_pipeline import InPipeline
 from tests.maintenance.test_pipeline import QUERIES, setup
 from tests.tools.test_w3c import SUITE
 
@@ -159,3 +167,22 @@ def test_w3c_through_spark(migrated: str, test_id: str) -> None:
     [test] = found
     outcome = w3c.run_test(test, "incremental", 0, Pipeline(migrated, "spark"))
     assert outcome.status == "passed", outcome.reason
+
+
+SPARK = Router(mode="auto", threshold=0, spark=SparkConfig(codegen=False))  # Spark where it can
+
+
+@fuzz_settings(max(EXAMPLES // 2500, 1))
+@given(case=cases())
+def test_spark_executor_agrees_with_pyoxigraph(cases_engine: sa.Engine, case: Case) -> None:
+    check_case(case, InPipeline(cases_engine, case, SPARK))
+
+
+def test_paths_on_spark(cases_engine: sa.Engine) -> None:
+    """A Closure on Spark (semi-naive rounds until one finds no new pair),
+    the state replaced by the difference after every batch."""
+    a, b, c, p = (URIRef(FUZZ_EX + x) for x in "abcp")
+    case = PathCase(pool=(), triples=((a, p, b), (b, p, c), (c, p, a), (a, p, c)),
+                    batches=(((0, 1), (1, 1), (2, 1), (3, 1)), ((2, -1), (3, -1))),
+                    query="SELECT * { ?s :p+ ?o }")
+    check_path_case(case, InPipeline(cases_engine, case, SPARK))

@@ -1,8 +1,10 @@
 """The differential term fuzzer through the pipeline (issue 15): each case's
 view registered by a consumer, its batches written to a pod (two resources,
 so the pod's default graph counts support), its jobs run by workers on the
-SQL executor — and a few on Spark — its state in Postgres, and the results a
-reader gets compared after every batch with pyoxigraph from scratch.
+SQL executor, its state in Postgres, and the results a reader gets compared
+after every batch with pyoxigraph from scratch (the Spark executor's cases
+are in tests/executors/test_spark.py, beside the other Spark tests: one
+Spark session warms up once).
 
 Its share of ``PODVIEWS_FUZZ_EXAMPLES``: a 25th through SQL, a 2500th
 through Spark (the in-memory engine runs all of them,
@@ -11,19 +13,15 @@ tests/engine/test_fuzz_terms.py)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 
-import pytest
 import sqlalchemy as sa
 from hypothesis import given
 
 from server.api.consents.service import record_grant
 from server.api.views.service import register_view
-from server.executors.spark.config import SparkConfig
 from server.maintenance import jobs
 from server.maintenance.router import Router
 from storage import catalog, pods
-from tests.conftest import scratch_database
 from tests.engine.fuzz_paths import PathCase, check_path_case, path_cases
 from tests.engine.fuzz_terms import PREFIXES, Case, Changes, cases, check_case
 from tests.engine.test_fuzz_paths import EXAMPLES as PATH_EXAMPLES
@@ -31,15 +29,6 @@ from tests.engine.test_fuzz_terms import EXAMPLES, fuzz_settings
 from views.kset import KSet
 
 _IDS = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def engine(pg_server: str, migrated_template: str) -> Iterator[sa.Engine]:
-    """One database for all the cases: each has its own pod and consumer."""
-    with scratch_database(pg_server, template=migrated_template) as url:
-        e = sa.create_engine(url)
-        yield e
-        e.dispose()
 
 
 class InPipeline:
@@ -82,38 +71,17 @@ class InPipeline:
 
 
 SQL = Router(mode="sql", render=True)  # plans that render run as SQL, the others interpreted
-SPARK = Router(mode="auto", threshold=0, spark=SparkConfig(codegen=False))  # Spark where it can
 
 
 @fuzz_settings(EXAMPLES // 25)
 @given(case=cases())
-def test_sql_executor_agrees_with_pyoxigraph(engine: sa.Engine, case: Case) -> None:
-    check_case(case, InPipeline(engine, case, SQL))
-
-
-@fuzz_settings(max(EXAMPLES // 2500, 1))
-@given(case=cases())
-def test_spark_executor_agrees_with_pyoxigraph(engine: sa.Engine, case: Case) -> None:
-    check_case(case, InPipeline(engine, case, SPARK))
+def test_sql_executor_agrees_with_pyoxigraph(cases_engine: sa.Engine, case: Case) -> None:
+    check_case(case, InPipeline(cases_engine, case, SQL))
 
 
 @fuzz_settings(max(PATH_EXAMPLES // 5, 1))
 @given(case=path_cases())
-def test_sql_executor_maintains_paths_like_pyoxigraph(engine: sa.Engine, case: PathCase) -> None:
+def test_sql_executor_maintains_paths_like_pyoxigraph(cases_engine: sa.Engine, case: PathCase) -> None:
     """Issue 19: the Closure node with its state in Postgres (a fifth of the
     path fuzzer's cases)."""
-    check_path_case(case, InPipeline(engine, case, SQL))
-
-
-def test_paths_on_spark(engine: sa.Engine) -> None:
-    """A Closure on Spark (semi-naive rounds until one finds no new pair),
-    the state replaced by the difference after every batch."""
-    from rdflib import URIRef
-
-    from tests.engine.fuzz_terms import EX
-
-    a, b, c, p = (URIRef(EX + x) for x in "abcp")
-    case = PathCase(pool=(), triples=((a, p, b), (b, p, c), (c, p, a), (a, p, c)),
-                    batches=(((0, 1), (1, 1), (2, 1), (3, 1)), ((2, -1), (3, -1))),
-                    query="SELECT * { ?s :p+ ?o }")
-    check_path_case(case, InPipeline(engine, case, SPARK))
+    check_path_case(case, InPipeline(cases_engine, case, SQL))
