@@ -76,9 +76,20 @@ def notification(topic: str, view_id: int, delta: changes.Change) -> dict[str, A
     body = live.change_json(delta)
     return {"@context": CONTEXT, "id": f"urn:podviews:view:{view_id}:seq:{delta.seq}",
             "type": "Update", "object": topic, "state": str(delta.seq),
-            "published": datetime.now(UTC).isoformat(timespec="milliseconds").replace(
-                "+00:00", "Z"),
-            "delta": body}
+            "published": _now(), "delta": body}
+
+
+def notification_text(topic: str, view_id: int, seq: int, body: str) -> str:
+    """``encoded(notification(...))`` around a delta already encoded
+    (``body``: its JSON, shared by every channel of the view: note 112)."""
+    head = encoded({"@context": CONTEXT, "id": f"urn:podviews:view:{view_id}:seq:{seq}",
+                    "type": "Update", "object": topic, "state": str(seq),
+                    "published": _now()})
+    return f'{head[:-1]},"delta":{body}}}'
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def encoded(message: dict[str, Any]) -> str:
