@@ -43,6 +43,8 @@ class LiveRow:
     latency_p50_ms: float
     latency_p99_ms: float
     kib_per_subscriber: float
+    fanout_p50_ms: float  # a seq's last receipt less its first, over the subscribers:
+    fanout_p99_ms: float  # the fan-out's own cost, maintenance and the write excluded
     api_cpu_ms_per_write: float  # the API process's CPU time over the writes (their
     # answers and their deliveries to every subscriber)
     load_average: float  # the machine's (1 min) when the run ended: it is shared
@@ -114,9 +116,12 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float, channe
     complete = len(orders) == n and all(order == sorted(set(order)) and order and
                                         order[-1] == last for order in orders)
     q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0.0] * 99
+    spread = _spreads(received)
     return LiveRow(n, writes, rate, round(writes / sent, 1),
                    round(statistics.median(latencies), 1) if latencies else float("nan"),
                    round(q[98], 1), round((during - before) / 1024 / max(n, 1), 1),
+                   round(statistics.median(spread), 1) if spread else float("nan"),
+                   round(statistics.quantiles(spread, n=100)[98] if len(spread) > 1 else 0.0, 1),
                    round(cpu / writes * 1e3, 2), round(os.getloadavg()[0], 1),
                    complete)
 
@@ -133,6 +138,13 @@ async def _write(c: httpx.AsyncClient, owner: dict[str, str], i: int,
         **owner, "content-type": "application/sparql-update"})
     r.raise_for_status()
     committed[int(r.headers["podviews-seq"])] = time.monotonic()
+
+
+def _spreads(received: list[dict[int, float]]) -> list[float]:
+    """For each seq every subscriber received: its last receipt less its first (ms)."""
+    seqs = set.intersection(*(set(got) for got in received)) if received else set()
+    return [(max(got[s] for got in received) - min(got[s] for got in received)) * 1000
+            for s in seqs]
 
 
 def _cpu_seconds(pid: int) -> float:
