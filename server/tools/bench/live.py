@@ -43,6 +43,7 @@ class LiveRow:
     latency_p50_ms: float
     latency_p99_ms: float
     kib_per_subscriber: float
+    events_per_subscriber: float  # deliveries (a job covers one write or more)
     fanout_p50_ms: float  # a seq's last receipt less its first, over the subscribers:
     fanout_p99_ms: float  # the fan-out's own cost, maintenance and the write excluded
     api_cpu_ms_per_write: float  # the API process's CPU time over the writes (their
@@ -120,6 +121,7 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float, channe
     return LiveRow(n, writes, rate, round(writes / sent, 1),
                    round(statistics.median(latencies), 1) if latencies else float("nan"),
                    round(q[98], 1), round((during - before) / 1024 / max(n, 1), 1),
+                   round(sum(len(got) for got in received) / max(n, 1), 1),
                    round(statistics.median(spread), 1) if spread else float("nan"),
                    round(statistics.quantiles(spread, n=100)[98] if len(spread) > 1 else 0.0, 1),
                    round(cpu / writes * 1e3, 2), round(os.getloadavg()[0], 1),
