@@ -4,7 +4,11 @@ API process counts the ends per view (a generation number), and a waiter
 sleeps until its view's number moves — on the event loop, holding no
 thread (``wait_async``), so any number of waiters leave the thread pool to
 requests that need it. Missed notices (the listener reconnecting) cost only
-latency: waiters re-check at least every ``RECHECK`` seconds."""
+latency: waiters re-check at least every ``RECHECK`` seconds.
+
+A view's waiters on one event loop share one event (design note 111),
+woken at most once every ``LINGER`` seconds: the job ends in between are
+read by one read and sent as one write to each stream (design note 114)."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from storage.queue import VIEWS_CHANNEL, Waker
 
 log = logging.getLogger("podviews.notices")
 RECHECK = 0.5
+LINGER = 0.025  # seconds between wakeups of a view's waiters (job ends between them coalesce)
 
 
 class ViewNotices:
@@ -29,6 +34,7 @@ class ViewNotices:
         # wakeup per loop (call_soon_threadsafe), not one per waiter (design note 111)
         self.waiters: defaultdict[int, dict[asyncio.AbstractEventLoop, asyncio.Event]] = \
             defaultdict(dict)
+        self.released: dict[tuple[int, asyncio.AbstractEventLoop], float] = {}  # on each loop
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._listen, name="view-notices", daemon=True)
         self.thread.start()
@@ -59,7 +65,18 @@ class ViewNotices:
             self.ended[view] += 1
             woken = self.waiters.pop(view, {})
         for loop, event in woken.items():
-            _wake(loop, event)
+            with contextlib.suppress(RuntimeError):  # the loop was closed while its waiters slept
+                loop.call_soon_threadsafe(self._release, view, loop, event)
+
+    def _release(self, view: int, loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> None:
+        """On ``loop``: the view's waiters woken now, or ``LINGER`` after its last wakeup."""
+        now = loop.time()
+        due = max(now, self.released.get((view, loop), now - LINGER) + LINGER)
+        self.released[(view, loop)] = due
+        if due <= now:
+            event.set()
+        else:
+            loop.call_at(due, event.set)
 
     def wake_all(self) -> None:
         """Every waiter returns now (the server is shutting down)."""
