@@ -1,14 +1,18 @@
 """``podviews bench live``: notification latency of a view's changes through a
 real ``podviews serve`` (one API process, a ``podviews worker`` beside it):
 N subscribers follow one view by Server-Sent Events (or each by a Solid
-Notifications WebSocketChannel2023 channel: ``channel="websocket"``) while
-an owner PATCHes its pod at a steady rate. Latency is from a PATCH's answer (its commit) to
-each subscriber's receipt of the first event at or after that PATCH's seq
-(a job may cover several writes: its delta is at the last one's seq) —
-maintenance included — p50 and p99 over every (write, subscriber) pair; memory per
-subscriber is the API process's resident memory with the subscribers
-connected, less before, divided by their number. Every subscriber must get
-events in strictly increasing seq order, up to the last write's."""
+Notifications WebSocketChannel2023 channel: ``channel="websocket"``), in
+client processes of their own, while an owner PATCHes its pod at a steady
+rate (open loop). Latency is from a PATCH's answer (its commit) to each
+subscriber's receipt of the first event at or after that PATCH's seq (a job
+may cover several writes: its delta is at the last one's seq) — maintenance
+included — p50 and p99 over every (write, subscriber) pair, on the
+machine's monotonic clock; the fan-out's spread is a seq's last receipt
+less its first; memory per subscriber is the API process's resident memory
+with the subscribers connected, less before, divided by their number; CPU
+per write is the API process's over the writes (design note 113). Every
+subscriber must get events in strictly increasing seq order, up to the last
+write's."""
 
 from __future__ import annotations
 
