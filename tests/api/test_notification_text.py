@@ -20,3 +20,16 @@ def test_a_notification_around_a_shared_delta_is_the_whole_notification() -> Non
     assert {k: v for k, v in text.items() if k != "published"} == \
         {k: v for k, v in whole.items() if k != "published"}
     assert text["published"].endswith("Z")
+
+
+def test_channels_sent_the_same_delta_share_one_notification() -> None:
+    delta = changes.Change(9, [{"s": URIRef("http://ex/c")}], [], 0, True)
+    topic = "http://localhost/views/5/results"
+    first = activity.notification_shared(topic, 5, 9, live.change_body(delta))
+    assert activity.notification_shared(topic, 5, 9, live.change_body(delta)) == first
+    other = activity.notification_shared(topic, 5, 9, live.change_body(
+        changes.Change(9, [{"s": URIRef("http://ex/d")}], [], 0, True)))  # another database's
+    assert json.loads(other)["delta"]["added"] == [{"s": {"type": "uri", "value": "http://ex/d"}}]
+    whole = json.loads(activity.encoded(activity.notification(topic, 5, delta)))
+    assert {k: v for k, v in json.loads(first).items() if k != "published"} == \
+        {k: v for k, v in whole.items() if k != "published"}

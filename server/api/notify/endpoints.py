@@ -155,7 +155,7 @@ async def receive_from(websocket: WebSocket, token: str) -> None:
                 await websocket.send_text(activity.encoded(item.problem()))
                 return (1001, "server shutting down") if item.status == 503 else \
                     (1000, item.title)
-            await websocket.send_text(activity.notification_text(
+            await websocket.send_text(activity.notification_shared(
                 topic, found.view_id, item.change.seq, item.body))
             position[0] = item.change.seq
         return 1000, ""
