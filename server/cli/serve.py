@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             # no permessage-deflate: compressing each notification once per channel
-            # was a quarter of the event loop at 1,000 channels (design note 116)
+            # was a quarter of the event loop at 1,000 channels (design note 115)
             Server(uvicorn.Config(app, host=config.host, port=config.port, log_config=None,
                                   ws_per_message_deflate=False)).run()
         finally:

@@ -94,7 +94,7 @@ _SHARED: OrderedDict[tuple[str, int, int, str], str] = OrderedDict()  # on the e
 
 def notification_shared(topic: str, view_id: int, seq: int, body: str) -> str:
     """``notification_text``, encoded once for every channel of the view that
-    is sent the same delta (``body``, shared: note 116); its ``published`` is
+    is sent the same delta (``body``, shared: note 115); its ``published`` is
     when it was first encoded."""
     key = (topic, view_id, seq, body)
     text = _SHARED.get(key)
