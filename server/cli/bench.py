@@ -27,6 +27,9 @@ def add(sub: Any) -> None:
     bench.add_argument("--channel", choices=["sse", "websocket"], default="sse",
                        help="live: how subscribers follow the view: Server-Sent Events, or "
                             "each a Solid Notifications WebSocketChannel2023 channel")
+    bench.add_argument("--client-processes", type=int, default=2,
+                       help="live: processes the subscribers are spread over (the writer has "
+                            "its own)")
     bench.add_argument("--writes", type=int, default=250, help="live: PATCHes to send "
                        "(at --rate per second)")
     bench.add_argument("--views", type=int, default=100, help="many-views: views registered")
@@ -87,7 +90,8 @@ def _throughput(args: argparse.Namespace) -> bool:
 def _live(args: argparse.Namespace) -> bool:
     from server.tools.bench import live
 
-    rows = live.run(args.server_url, args.subscribers, args.writes, args.rate, args.channel)
+    rows = live.run(args.server_url, args.subscribers, args.writes, args.rate, args.channel,
+                    args.client_processes)
     print_rows(f"live: write commit to {args.channel} delivery, one API process, one worker",
                rows, args.json)
     return all(r.complete for r in rows)

@@ -8,6 +8,7 @@ Results JSON term syntax, and ``state``, the delta's seq)."""
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -76,9 +77,36 @@ def notification(topic: str, view_id: int, delta: changes.Change) -> dict[str, A
     body = live.change_json(delta)
     return {"@context": CONTEXT, "id": f"urn:podviews:view:{view_id}:seq:{delta.seq}",
             "type": "Update", "object": topic, "state": str(delta.seq),
-            "published": datetime.now(UTC).isoformat(timespec="milliseconds").replace(
-                "+00:00", "Z"),
-            "delta": body}
+            "published": _now(), "delta": body}
+
+
+def notification_text(topic: str, view_id: int, seq: int, body: str) -> str:
+    """``encoded(notification(...))`` around a delta already encoded
+    (``body``: its JSON, shared by every channel of the view: note 112)."""
+    head = encoded({"@context": CONTEXT, "id": f"urn:podviews:view:{view_id}:seq:{seq}",
+                    "type": "Update", "object": topic, "state": str(seq),
+                    "published": _now()})
+    return f'{head[:-1]},"delta":{body}}}'
+
+
+_SHARED: OrderedDict[tuple[str, int, int, str], str] = OrderedDict()  # on the event loop
+
+
+def notification_shared(topic: str, view_id: int, seq: int, body: str) -> str:
+    """``notification_text``, encoded once for every channel of the view that
+    is sent the same delta (``body``, shared: note 115); its ``published`` is
+    when it was first encoded."""
+    key = (topic, view_id, seq, body)
+    text = _SHARED.get(key)
+    if text is None:
+        text = _SHARED[key] = notification_text(topic, view_id, seq, body)
+        while len(_SHARED) > 256:
+            _SHARED.popitem(last=False)
+    return text
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def encoded(message: dict[str, Any]) -> str:

@@ -155,9 +155,9 @@ async def receive_from(websocket: WebSocket, token: str) -> None:
                 await websocket.send_text(activity.encoded(item.problem()))
                 return (1001, "server shutting down") if item.status == 503 else \
                     (1000, item.title)
-            await websocket.send_text(activity.encoded(
-                activity.notification(topic, found.view_id, item)))
-            position[0] = item.seq
+            await websocket.send_text(activity.notification_shared(
+                topic, found.view_id, item.change.seq, item.body))
+            position[0] = item.change.seq
         return 1000, ""
 
     async def listen() -> None:

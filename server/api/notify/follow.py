@@ -11,12 +11,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from sqlalchemy import Engine
 
 from server.api.auth import Principal
-from server.api.views import changes
+from server.api.views import changes, live
 from server.api.views.live import SharedReads
 from server.api.views.notices import ViewNotices
 from server.errors import NotReady, ServiceError
@@ -45,6 +46,14 @@ class Batch:
     deltas: list[changes.Change]
     since: int
     ended: Ended | None = None
+    bodies: dict[int, str] = field(default_factory=dict)  # by seq: a delta's JSON, when shared
+
+
+class Delivery(NamedTuple):
+    """A delta and its JSON text (encoded once for every channel that read it)."""
+
+    change: changes.Change
+    body: str
 
 
 def ended(e: ServiceError) -> Ended:
@@ -59,12 +68,15 @@ class _Joined:
         self.out: list[changes.Change] = []
         self.held: changes.Change | None = None
         self.since, self.skip = since, 0
+        self.bodies: dict[int, str] = {}
 
-    def take(self, page: changes.Changes) -> Batch | None:
+    def take(self, page: changes.Changes, bodies: dict[int, str] | None = None) -> Batch | None:
         """The batch once ``page`` completes one; None: read the next page."""
         for ch in page.changes:
             if ch.skip == 0 and ch.complete:
                 self.out.append(ch)
+                if bodies and ch.seq in bodies:
+                    self.bodies[ch.seq] = bodies[ch.seq]
                 continue
             self.held = ch if ch.skip == 0 else _joined(self.held, ch)
             if self.held.complete:
@@ -72,16 +84,18 @@ class _Joined:
                 self.held = None
         self.since, self.skip = page.since, page.skip
         if page.failed is not None and not page.more:
-            return Batch(self.out, self.since, Ended(409, "The view failed", page.failed))
+            return Batch(self.out, self.since, Ended(409, "The view failed", page.failed),
+                         self.bodies)
         if self.held is None and (self.out or not page.more):
-            return Batch(self.out, self.since)
+            return Batch(self.out, self.since, None, self.bodies)
         return None
 
     def refused(self, e: ServiceError) -> Batch:
         """A read refused: while a revocation is being applied (503) the
         deltas so far, its retraction follows; any other refusal ends the feed.
         (A delta held in part is read again, whole, from ``since``.)"""
-        return Batch(self.out, self.since, None if isinstance(e, NotReady) else ended(e))
+        return Batch(self.out, self.since, None if isinstance(e, NotReady) else ended(e),
+                     self.bodies)
 
 
 def read(engine: Engine, who: Principal, view_id: int, since: int, budget: int) -> Batch:
@@ -108,11 +122,10 @@ async def read_shared(shared: SharedReads, engine: Engine, who: Principal, view_
         resync = None if woken else int(time.monotonic() // RESYNC)
         key = (view_id, who.agent, joined.since, joined.skip, generation, resync)
         try:
-            page = (await shared.read(key, engine, who, view_id, joined.since, joined.skip,
-                                      budget)).page
+            done = await shared.read(key, engine, who, view_id, joined.since, joined.skip, budget)
         except ServiceError as e:
             return joined.refused(e)
-        batch = joined.take(page)
+        batch = joined.take(done.page, done.bodies)
         if batch is not None:
             return batch
 
@@ -125,7 +138,7 @@ def _joined(held: changes.Change | None, part: changes.Change) -> changes.Change
 
 async def follow(engine: Engine, who: Principal, view_id: int, since: int, budget: int,
                  notices: ViewNotices, closing: threading.Event, shared: SharedReads
-                 ) -> AsyncIterator[changes.Change | Ended]:
+                 ) -> AsyncIterator[Delivery | Ended]:
     """The view's deltas after ``since`` as they are recorded, until the
     feed ends for ``who`` or the server shuts down (an ``Ended`` last).
     Reads run in the thread pool, woken by the view's job ends
@@ -138,8 +151,9 @@ async def follow(engine: Engine, who: Principal, view_id: int, since: int, budge
             seen, read_at = generation, time.monotonic()
             batch = await read_shared(shared, engine, who, view_id, since, budget, generation,
                                       woken)
-            for delta in batch.deltas:
-                yield delta
+            for delta in batch.deltas:  # a delta joined from parts is encoded here (rare)
+                body = batch.bodies.get(delta.seq) or live.change_body(delta)
+                yield Delivery(delta, body)
             since = batch.since
             if batch.ended is not None:
                 yield batch.ended

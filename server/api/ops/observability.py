@@ -13,10 +13,10 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import sqlalchemy as sa
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI, Response
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -27,6 +27,8 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from storage import channels, ops
 
@@ -132,28 +134,48 @@ class _Pipeline(Collector):
         yield from (depth, dead, failed, lag_seq, lag_s, status, done, sizes, notify)
 
 
-def install(app: FastAPI, engine: sa.Engine, workers_alive: Callable[[], bool]) -> Metrics:
-    metrics = Metrics(engine)
+class Observe:
+    """The request id, latency and log line of every HTTP request, as pure
+    ASGI: the response's messages pass straight through (a streamed body is
+    neither buffered nor relayed through a task of its own, as Starlette's
+    ``BaseHTTPMiddleware`` does: design note 110). A streamed response is
+    logged when it ends."""
 
-    @app.middleware("http")
-    async def observe(request: Request, call_next: Callable[[Request], Awaitable[Response]]
-                      ) -> Response:
-        rid = request.headers.get("x-request-id") or uuid.uuid4().hex
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app, self.metrics = app, metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = Headers(scope=scope).get("x-request-id") or uuid.uuid4().hex
         token = request_id.set(rid)
         start = time.perf_counter()
         status = 500
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                MutableHeaders(scope=message)["X-Request-Id"] = rid
+            await send(message)
+
         try:
-            response = await call_next(request)
-            status = response.status_code
-            response.headers["X-Request-Id"] = rid
-            return response
+            await self.app(scope, receive, sending)
         finally:
             took = time.perf_counter() - start
-            route = getattr(request.scope.get("route"), "path", "unmatched")
-            metrics.latency.labels(request.method, route, str(status)).observe(took)
-            log.info("%s %s %s", request.method, request.url.path, status,
+            route = getattr(scope.get("route"), "path", "unmatched")
+            method, path = scope["method"], scope["path"]
+            self.metrics.latency.labels(method, route, str(status)).observe(took)
+            log.info("%s %s %s", method, path, status,
                      extra={"status": status, "ms": round(took * 1000, 2), "route": route})
             request_id.reset(token)
+
+
+def install(app: FastAPI, engine: sa.Engine, workers_alive: Callable[[], bool]) -> Metrics:
+    metrics = Metrics(engine)
+
+    app.add_middleware(Observe, metrics=metrics)
 
     @app.get("/metrics", tags=["ops"], include_in_schema=False)
     def prometheus() -> Response:

@@ -19,7 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine
@@ -75,18 +75,21 @@ def _binding(b: changes.Binding) -> dict[str, dict[str, str]]:
 
 
 def sse(kind: str, data: Any, seq: int | None = None) -> bytes:
-    head = f"id: {seq}\n" if seq is not None else ""
-    return f"{head}event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+    return sse_text(kind, json.dumps(data, separators=(",", ":")), seq)
 
 
 @dataclass(frozen=True)
 class Read:
-    """A page and its whole changes as SSE events, encoded once (in the thread
-    pool) for every stream that shares the read."""
+    """A page and its whole changes encoded once (in the thread pool) for
+    every stream and channel that shares the read (design note 112): each
+    delta's JSON (``bodies``), its SSE event, and the page's events as one
+    chunk (``chunk``: all of them, when the page holds whole changes only)."""
 
     page: changes.Changes
     events: dict[int, bytes]  # by seq: the changes the page holds whole
     snapshot: bytes | None = None
+    bodies: dict[int, str] = field(default_factory=dict)
+    chunk: bytes | None = None
 
 
 def read_encoded(engine: Engine, who: Principal, view_id: int, since: int | None, skip: int,
@@ -96,12 +99,25 @@ def read_encoded(engine: Engine, who: Principal, view_id: int, since: int | None
     snapshot = None if page.snapshot is None else sse("snapshot", {
         "seq": page.at, "head": {"vars": list(page.variables)},
         "bindings": [_binding(b) for b in page.snapshot]}, page.at)
-    return Read(page, {ch.seq: change_event(ch) for ch in page.changes
-                       if ch.skip == 0 and ch.complete}, snapshot)
+    bodies = {ch.seq: change_body(ch) for ch in page.changes if ch.skip == 0 and ch.complete}
+    events = {seq: sse_text("change", body, seq) for seq, body in bodies.items()}
+    whole = len(events) == len(page.changes)
+    return Read(page, events, snapshot, bodies,
+                b"".join(events[ch.seq] for ch in page.changes) if whole and events else None)
+
+
+def change_body(ch: changes.Change) -> str:
+    """A delta as JSON text, the same in an SSE event and a notification."""
+    return json.dumps(change_json(ch), separators=(",", ":"))
+
+
+def sse_text(kind: str, data: str, seq: int | None = None) -> bytes:
+    head = f"id: {seq}\n" if seq is not None else ""
+    return f"{head}event: {kind}\ndata: {data}\n\n".encode()
 
 
 def change_event(ch: changes.Change) -> bytes:
-    return sse("change", change_json(ch), ch.seq)
+    return sse_text("change", change_body(ch), ch.seq)
 
 
 class SharedReads:
@@ -133,7 +149,7 @@ async def stream(engine: Engine, who: Principal, view_id: int, first: Read,
     if first.snapshot is not None:
         yield first.snapshot
     page: changes.Changes | None = first.page
-    encoded = first.events
+    encoded, chunk = first.events, first.chunk
     held: changes.Change | None = None  # a delta read in parts is sent whole
     # seen = -1: one more read right away (a job may have ended since ``first`` was read)
     read_at, beat, seen = time.monotonic(), time.monotonic(), -1
@@ -149,8 +165,10 @@ async def stream(engine: Engine, who: Principal, view_id: int, first: Read,
                     seen, read_at = generation, time.monotonic()
                     done = await shared.read((view_id, who.agent, since, skip, generation, resync),
                                              engine, who, view_id, since, skip, budget)
-                    page, encoded = done.page, done.events
-                for ch in page.changes:
+                    page, encoded, chunk = done.page, done.events, done.chunk
+                if chunk is not None:  # the page's whole changes, one write (note 112)
+                    yield chunk
+                for ch in page.changes if chunk is None else ():
                     if ch.seq in encoded:
                         yield encoded[ch.seq]
                         continue
@@ -162,7 +180,7 @@ async def stream(engine: Engine, who: Principal, view_id: int, first: Read,
                 if page.failed is not None:
                     yield sse("end", problem(409, "The view failed", page.failed))
                     return
-                more, page, encoded = page.more, None, {}
+                more, page, encoded, chunk = page.more, None, {}, None
                 if not more:
                     break
         except NotReady:  # a revocation being applied: its retraction follows

@@ -1,23 +1,30 @@
 """``podviews bench live``: notification latency of a view's changes through a
 real ``podviews serve`` (one API process, a ``podviews worker`` beside it):
 N subscribers follow one view by Server-Sent Events (or each by a Solid
-Notifications WebSocketChannel2023 channel: ``channel="websocket"``) while
-an owner PATCHes its pod at a steady rate. Latency is from a PATCH's answer (its commit) to
-each subscriber's receipt of the first event at or after that PATCH's seq
-(a job may cover several writes: its delta is at the last one's seq) —
-maintenance included — p50 and p99 over every (write, subscriber) pair; memory per
-subscriber is the API process's resident memory with the subscribers
-connected, less before, divided by their number. Every subscriber must get
-events in strictly increasing seq order, up to the last write's."""
+Notifications WebSocketChannel2023 channel: ``channel="websocket"``), in
+client processes of their own, while an owner PATCHes its pod at a steady
+rate (open loop). Latency is from a PATCH's answer (its commit) to each
+subscriber's receipt of the first event at or after that PATCH's seq (a job
+may cover several writes: its delta is at the last one's seq) — maintenance
+included — p50 and p99 over every (write, subscriber) pair, on the
+machine's monotonic clock; the fan-out's spread is a seq's last receipt
+less its first; memory per subscriber is the API process's resident memory
+with the subscribers connected, less before, divided by their number; CPU
+per write is the API process's over the writes (design note 113). Every
+subscriber must get events in strictly increasing seq order, up to the last
+write's."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
 import os
+import queue
 import statistics
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import websockets
@@ -27,6 +34,7 @@ from server.tools.bench.throughput import _patch
 from server.tools.process import rss_bytes, serving, working
 
 ADMIN = "bench-admin-token"
+RESOURCES = 8  # resources written in turn (_patch deletes the triples of 8 writes ago)
 VIEW = "PREFIX : <http://ex/>\nSELECT ?s ?o WHERE { ?s :p ?o }"
 
 
@@ -39,11 +47,17 @@ class LiveRow:
     latency_p50_ms: float
     latency_p99_ms: float
     kib_per_subscriber: float
+    events_per_subscriber: float  # deliveries (a job covers one write or more)
+    fanout_p50_ms: float  # a seq's last receipt less its first, over the subscribers:
+    fanout_p99_ms: float  # the fan-out's own cost, maintenance and the write excluded
+    api_cpu_ms_per_write: float  # the API process's CPU time over the writes (their
+    # answers and their deliveries to every subscriber)
+    load_average: float  # the machine's (1 min) when the run ended: it is shared
     complete: bool  # every subscriber got every write's event once, in order
 
 
 def run(server_url: str, subscribers: list[int], writes: int = 250, rate: float = 50.0,
-        channel: str = "sse") -> list[LiveRow]:
+        channel: str = "sse", client_processes: int = 2) -> list[LiveRow]:
     rows = []
     for n in subscribers:
         url = fresh_database(server_url, "live")
@@ -53,50 +67,136 @@ def run(server_url: str, subscribers: list[int], writes: int = 250, rate: float 
         server_log = os.environ.get("PODVIEWS_BENCH_LOG", os.devnull)
         with open(server_log, "wb") as log, serving(env, log, started=started) as base, \
                 working(env, 1, log):
-            rows.append(asyncio.run(_session(base, started[-1].pid, n, writes, rate, channel)))
+            rows.append(asyncio.run(_session(base, started[-1].pid, n, writes, rate, channel,
+                                             max(1, min(client_processes, n)))))
     return rows
 
 
-async def _session(base: str, pid: int, n: int, writes: int, rate: float,
-                   channel: str) -> LiveRow:
-    limits = httpx.Limits(max_connections=n + 10, max_keepalive_connections=n + 10)
-    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as c:
+async def _session(base: str, pid: int, n: int, writes: int, rate: float, channel: str,
+                   groups: int) -> LiveRow:
+    """The subscribers follow the view in ``groups`` processes of their own
+    (design note 113: parsing a thousand streams in the writer's process
+    delayed its writes and their receipt), timed on the machine's monotonic
+    clock, which every process shares."""
+    async with httpx.AsyncClient(base_url=base, timeout=120) as c:
         owner, consumer, view = await _setup(c)
         before = rss_bytes(pid)
-        ready = asyncio.Semaphore(0)
+        mp = multiprocessing.get_context("spawn")
+        ready, results = mp.Queue(), mp.Queue()
+        controls = [mp.Queue() for _ in range(groups)]
+        sizes = [n // groups + (i < n % groups) for i in range(groups)]
+        procs = [mp.Process(target=_group, args=(base, view, consumer, k, channel, ready,
+                                                 control, results), daemon=True)
+                 for k, control in zip(sizes, controls, strict=True)]
+        for p in procs:
+            p.start()
+        for _ in procs:
+            await asyncio.to_thread(ready.get, True, 600)
+        during = rss_bytes(pid)
+        committed: dict[int, float] = {}
+        cpu = _cpu_seconds(pid)
+        start = time.monotonic()
+        slots: list[asyncio.Task[None] | None] = [None] * RESOURCES
+        for i in range(writes):
+            await asyncio.sleep(max(0.0, start + i / rate - time.monotonic()))
+            slots[i % RESOURCES] = asyncio.create_task(
+                _write(c, owner, i, slots[i % RESOURCES], committed))
+        await asyncio.gather(*(t for t in slots if t is not None))
+        sent = time.monotonic() - start
+        last = max(committed)
+        for control in controls:
+            control.put(last)
+        received: list[dict[int, float]] = []
+        orders: list[list[int]] = []
+        for _ in procs:
+            got, order = await asyncio.to_thread(results.get, True, 600)
+            received += got
+            orders += order
+        cpu = _cpu_seconds(pid) - cpu
+        for p in procs:
+            p.join(10)
+    # a job may cover several writes: a write is delivered by the first event at or after it
+    latencies = [(got[first] - at) * 1000 for got in received for seq, at in committed.items()
+                 if (first := next((s for s in sorted(got) if s >= seq), None)) is not None]
+    complete = len(orders) == n and all(order == sorted(set(order)) and order and
+                                        order[-1] == last for order in orders)
+    q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0.0] * 99
+    spread = _spreads(received)
+    return LiveRow(n, writes, rate, round(writes / sent, 1),
+                   round(statistics.median(latencies), 1) if latencies else float("nan"),
+                   round(q[98], 1), round((during - before) / 1024 / max(n, 1), 1),
+                   round(sum(len(got) for got in received) / max(n, 1), 1),
+                   round(statistics.median(spread), 1) if spread else float("nan"),
+                   round(statistics.quantiles(spread, n=100)[98] if len(spread) > 1 else 0.0, 1),
+                   round(cpu / writes * 1e3, 2), round(os.getloadavg()[0], 1),
+                   complete)
+
+
+async def _write(c: httpx.AsyncClient, owner: dict[str, str], i: int,
+                 before: asyncio.Task[None] | None, committed: dict[int, float]) -> None:
+    """PATCH number ``i`` at its time, whatever the earlier ones' answers
+    (open loop: a slow answer does not lower the rate), to one of
+    ``RESOURCES`` resources, after the previous PATCH of that resource (it
+    deletes what the write ``RESOURCES`` before inserted)."""
+    if before is not None:
+        await before
+    r = await c.patch(f"/pods/stream/data{i % RESOURCES}", content=_patch(i), headers={
+        **owner, "content-type": "application/sparql-update"})
+    r.raise_for_status()
+    committed[int(r.headers["podviews-seq"])] = time.monotonic()
+
+
+def _spreads(received: list[dict[int, float]]) -> list[float]:
+    """For each seq every subscriber received: its last receipt less its first (ms)."""
+    seqs = set.intersection(*(set(got) for got in received)) if received else set()
+    return [(max(got[s] for got in received) - min(got[s] for got in received)) * 1000
+            for s in seqs]
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _group(base: str, view: str, who: dict[str, str], n: int, channel: str,
+           ready: multiprocessing.Queue, control: multiprocessing.Queue,  # type: ignore[type-arg]
+           results: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    """A client process: ``n`` subscribers; once all follow, ``ready``; told
+    the last write's seq, its receipts when each has it (or after 120 s)."""
+    results.put(asyncio.run(_follow_all(base, view, who, n, channel, ready, control)))
+
+
+async def _follow_all(base: str, view: str, who: dict[str, str], n: int, channel: str,
+                      ready: multiprocessing.Queue, control: multiprocessing.Queue  # type: ignore[type-arg]
+                      ) -> tuple[list[dict[int, float]], list[list[int]]]:
+    limits = httpx.Limits(max_connections=n + 10, max_keepalive_connections=n + 10)
+    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as c:
+        joined = asyncio.Semaphore(0)
         received: list[dict[int, float]] = [{} for _ in range(n)]
         orders: list[list[int]] = [[] for _ in range(n)]
         follow = _subscribe if channel == "sse" else _subscribe_websocket
-        tasks = [asyncio.create_task(follow(c, view, consumer, received[i], orders[i], ready))
+        tasks = [asyncio.create_task(follow(c, view, who, received[i], orders[i], joined))
                  for i in range(n)]
         for _ in range(n):
-            await ready.acquire()
-        during = rss_bytes(pid)
-        committed: dict[int, float] = {}
-        start = time.perf_counter()
-        for i in range(writes):
-            await asyncio.sleep(max(0.0, start + i / rate - time.perf_counter()))
-            r = await c.patch("/pods/stream/data", content=_patch(i), headers={
-                **owner, "content-type": "application/sparql-update"})
-            r.raise_for_status()
-            committed[int(r.headers["podviews-seq"])] = time.perf_counter()
-        sent = time.perf_counter() - start
-        last = max(committed)
-        deadline = time.perf_counter() + 120
-        while time.perf_counter() < deadline and any(last not in got for got in received):
+            await joined.acquire()
+        ready.put(n)
+        while True:
+            try:
+                last = control.get_nowait()
+                break
+            except queue.Empty:
+                await asyncio.sleep(0.05)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and any(last not in got for got in received):
             await asyncio.sleep(0.05)
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    # a job may cover several writes: a write is delivered by the first event at or after it
-    latencies = [(got[first] - at) * 1000 for got in received for seq, at in committed.items()
-                 if (first := next((s for s in sorted(got) if s >= seq), None)) is not None]
-    complete = all(order == sorted(set(order)) and order and order[-1] == last
-                   for order in orders)
-    q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0.0] * 99
-    return LiveRow(n, writes, rate, round(writes / sent, 1),
-                   round(statistics.median(latencies), 1) if latencies else float("nan"),
-                   round(q[98], 1), round((during - before) / 1024 / max(n, 1), 1), complete)
+    return received, orders
 
 
 async def _setup(c: httpx.AsyncClient) -> tuple[dict[str, str], dict[str, str], str]:
@@ -136,7 +236,7 @@ async def _subscribe(c: httpx.AsyncClient, view: str, who: dict[str, str],
                 if kind == "snapshot":
                     ready.release()
                 elif kind == "change" and seq is not None:
-                    got[seq] = time.perf_counter()
+                    got[seq] = time.monotonic()
                     order.append(seq)
                     json.loads(line[6:])  # a client parses what it receives
                 kind = seq = None
@@ -156,5 +256,5 @@ async def _subscribe_websocket(c: httpx.AsyncClient, view: str, who: dict[str, s
         async for message in ws:
             note = json.loads(message)  # a client parses what it receives
             seq = int(note["state"])
-            got[seq] = time.perf_counter()
+            got[seq] = time.monotonic()
             order.append(seq)
