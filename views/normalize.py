@@ -55,7 +55,9 @@ def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:
         case A.Project():
             if graph is not None and A.is_var(graph) and graph not in p.vars \
                     and graph in pattern_vars(p.p):
-                raise UnsupportedFeature("a sub-select inside GRAPH ?g with its own inner ?g")
+                raise UnsupportedFeature("a sub-select inside GRAPH ?g with its own inner ?g (GRAPH is "
+                                         "maintained by moving ?g into each triple pattern, "
+                                         "which would join the two ?g here)")
             inner = push_graph(p.p, graph)
             if graph is not None and A.is_var(graph) and graph not in p.vars:
                 return A.Project(p=inner, vars=(*p.vars, graph))  # type: ignore[arg-type]
@@ -83,9 +85,13 @@ def _check_graph_body(g: A.Graph) -> None:
         return
     name: str = g.term  # type: ignore[assignment]
     if _mentions_var(g.p, name) or _binds_in_leaf(g.p, name):
-        raise UnsupportedFeature("the GRAPH variable used inside its own GRAPH pattern")
+        raise UnsupportedFeature("the GRAPH variable used inside its own GRAPH pattern (GRAPH is "
+                                 "maintained by moving the variable into each triple "
+                                 "pattern, which would change what the inner use sees)")
     if _implicit_group(g.p):
-        raise UnsupportedFeature("an aggregate without GROUP BY inside GRAPH ?var")
+        raise UnsupportedFeature("an aggregate without GROUP BY inside GRAPH ?var (it has a row "
+                                 "for every graph, matches or not; the graph moved into "
+                                 "the group keys gives rows only where it matches)")
 
 
 def pattern_vars(p: A.Pattern) -> set[str]:

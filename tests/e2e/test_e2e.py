@@ -74,15 +74,21 @@ def _check(owner: httpx.Client, consumer: httpx.Client, view: str, seq: int, que
     return len(got)
 
 
+def _agents(base: str, roles: dict[str, str], domain: str) -> tuple[httpx.Client, dict]:
+    """An admin client, and the agents made by it: who → their JSON (webid, token)."""
+    admin = httpx.Client(base_url=base, headers={"authorization": f"Bearer {ADMIN}"}, timeout=120)
+    made = {}
+    for who, role in roles.items():
+        r = admin.post("/admin/agents", json={"webid": f"https://{who}.{domain}/#me", "role": role})
+        assert r.status_code == 201
+        made[who] = r.json()
+    return admin, made
+
+
 @pytest.mark.skipif(not (BSBM / "bsbm-100.nt.gz").exists(), reason="BSBM data not in ../shared")
 def test_scripted_session_follows_pyoxigraph(served: tuple[str, str]) -> None:
     base, db = served
-    admin = httpx.Client(base_url=base, headers={"authorization": f"Bearer {ADMIN}"}, timeout=120)
-    made = {}
-    for who, role in (("owner", "owner"), ("consumer", "consumer")):
-        r = admin.post("/admin/agents", json={"webid": f"https://{who}.e2e/#me", "role": role})
-        assert r.status_code == 201
-        made[who] = r.json()
+    admin, made = _agents(base, {"owner": "owner", "consumer": "consumer"}, "e2e")
     assert admin.post("/admin/pods", json={"name": "shop",
                                            "owner": made["owner"]["webid"]}).status_code == 201
     owner, consumer = (httpx.Client(base_url=base, timeout=120, headers={
@@ -224,12 +230,7 @@ def _check_documents(owner: httpx.Client, consumer: httpx.Client, base: str,
 
 def test_document_views_through_the_server(served: tuple[str, str]) -> None:
     base, _ = served
-    admin = httpx.Client(base_url=base, headers={"authorization": f"Bearer {ADMIN}"}, timeout=120)
-    made = {}
-    for who, role in (("writer", "owner"), ("reader", "consumer")):
-        r = admin.post("/admin/agents", json={"webid": f"https://{who}.docs/#me", "role": role})
-        assert r.status_code == 201
-        made[who] = r.json()
+    admin, made = _agents(base, {"writer": "owner", "reader": "consumer"}, "docs")
     for pod in ("notes", "diary"):
         assert admin.post("/admin/pods", json={"name": pod, "owner": made["writer"]["webid"]}
                           ).status_code == 201

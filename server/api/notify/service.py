@@ -18,9 +18,8 @@ from sqlalchemy.exc import IntegrityError
 from server.api import fetch
 from server.api.auth import Principal, new_token, token_hash
 from server.api.notify import activity
-from server.api.views.service import row, state
+from server.api.views.changes import with_feed
 from server.errors import (
-    Conflict,
     Gone,
     NotFound,
     NotReady,
@@ -28,7 +27,6 @@ from server.errors import (
     UnsupportedMediaType,
 )
 from storage import catalog, channels, feed
-from views.compile import compiled
 
 JSON_TYPES = ("application/ld+json", "application/json")
 _TOPIC = re.compile(r"/views/([1-9][0-9]{0,17})/results")
@@ -124,13 +122,7 @@ def subscribe(engine: Engine, who: Principal, sub: Subscription) -> tuple[str, i
     changes feed, 410 for a ``state`` older than the feed keeps."""
     token, hashed = new_token()
     with catalog.snapshot(engine) as c:
-        v = row(c, who, sub.view_id)
-        q = compiled(v.query).query
-        if q.form == "ASK" or q.limit is not None or q.offset:
-            raise Conflict(f"view {v.id}'s results are " + (
-                "a boolean" if q.form == "ASK" else "sliced (LIMIT/OFFSET)") +
-                ": they have no changes to notify")
-        s = state(c, v)
+        v, s = with_feed(c, who, sub.view_id)
         if not s.current:
             raise NotReady(f"view {v.id} is {s.status}" + (f": {s.note}" if s.note else ""),
                            {"Retry-After": "1"})

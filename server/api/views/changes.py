@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rdflib.term import Identifier
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, Row
 
 from server.api.auth import Principal
-from server.api.views.service import row, state
+from server.api.views.service import State, row, state
 from server.errors import Conflict, Gone, NotReady
 from storage import catalog, feed, terms
 from views.compile import compiled
@@ -52,6 +52,19 @@ class Changes:
     failed: str | None
 
 
+def with_feed(c: Connection, who: Principal, view_id: int) -> tuple[Row, State]:
+    """``who``'s view and its state, in the snapshot ``c``: 404 for a view
+    not theirs, 409 for one whose results are not a set of bindings (ASK,
+    LIMIT/OFFSET: no changes to follow)."""
+    v = row(c, who, view_id)
+    q = compiled(v.query).query
+    if q.form == "ASK" or q.limit is not None or q.offset:
+        raise Conflict(f"view {view_id}'s results are " + (
+            "a boolean" if q.form == "ASK" else "sliced (LIMIT/OFFSET)") +
+            ": they have no changes to follow; read its results")
+    return v, state(c, v)
+
+
 def read(engine: Engine, who: Principal, view_id: int, since: int | None, skip: int,
          budget: int) -> Changes:
     """The changes of the view after ``since`` (the view's results first,
@@ -60,13 +73,8 @@ def read(engine: Engine, who: Principal, view_id: int, since: int | None, skip: 
     feed keeps, 503 while the view is not readable, 409 for a view whose
     results are not a set of bindings (ASK, LIMIT/OFFSET)."""
     with catalog.snapshot(engine) as c:
-        v = row(c, who, view_id)
+        v, s = with_feed(c, who, view_id)
         q = compiled(v.query).query
-        if q.form == "ASK" or q.limit is not None or q.offset:
-            raise Conflict(f"view {view_id}'s results are " + (
-                "a boolean" if q.form == "ASK" else "sliced (LIMIT/OFFSET)") +
-                ": they have no changes feed; read its results")
-        s = state(c, v)
         if not s.current and s.status != "failed":
             raise NotReady(f"view {view_id} is {s.status}" + (f": {s.note}" if s.note else ""),
                            {"Retry-After": "1"})
