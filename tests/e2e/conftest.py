@@ -128,3 +128,18 @@ def node_steps(script: Path, modules: Path, pod: OwnedPod) -> dict[str, object]:
     failed = [s for s in steps if not s["ok"]]
     assert not failed and run.returncode == 0, (failed, run.stderr[-2000:])
     return {s["step"]: s["result"] for s in steps}
+
+
+def consenting_consumer(base: str, owner: OwnedPod, pod: str, webid: str, query: str,
+                        admin_token: str = ADMIN) -> tuple[dict, str]:
+    """A new consumer ``webid`` with a view of ``query``, granted ``pod`` by
+    its owner: (the agent as the admin API made it — webid, token — and the
+    view's path)."""
+    with httpx.Client(base_url=base, headers={"authorization": f"Bearer {admin_token}"}) as admin:
+        made = admin.post("/admin/agents", json={"webid": webid, "role": "consumer"}).json()
+    with httpx.Client(base_url=base, timeout=60,
+                      headers={"authorization": f"Bearer {made['token']}"}) as c:
+        view = c.post("/views", json={"name": "v", "query": query}).headers["location"]
+    assert owner.client.post("/admin/consents", json={
+        "pod": pod, "consumer": made["webid"]}).status_code == 201
+    return made, view

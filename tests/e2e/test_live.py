@@ -25,7 +25,7 @@ from websockets.sync.client import connect as websocket
 
 from server.tools.process import serving, working
 from tests.conftest import scratch_database
-from tests.e2e.conftest import owned_pod
+from tests.e2e.conftest import consenting_consumer, owned_pod
 
 ADMIN = "e2e-live-admin-token"
 EX = "@prefix : <http://ex/> .\n"
@@ -71,16 +71,9 @@ def test_sse_follows_a_view_across_api_processes_and_a_restart(env: dict[str, st
     started: list[subprocess.Popen] = []  # type: ignore[type-arg]
     with serving(env, inherit=False) as a, working(env, 1):
         owner = owned_pod(a, "alice", ADMIN)
-        with httpx.Client(base_url=a, headers={"authorization": f"Bearer {ADMIN}"}) as admin:
-            made = admin.post("/admin/agents", json={"webid": "https://lab.test/#it",
-                                                     "role": "consumer"}).json()
+        made, view = consenting_consumer(a, owner, "alice", "https://lab.test/#it",
+                                         "SELECT ?s ?o WHERE { ?s <http://ex/p> ?o }", ADMIN)
         consumer = {"authorization": f"Bearer {made['token']}"}
-        with httpx.Client(base_url=a, headers=consumer, timeout=60) as c:
-            r = c.post("/views", json={"name": "v", "query":
-                                       "SELECT ?s ?o WHERE { ?s <http://ex/p> ?o }"})
-            view = r.headers["location"]
-        assert owner.client.post("/admin/consents", json={
-            "pod": "alice", "consumer": made["webid"]}).status_code == 201
 
         def write(n: int) -> int:
             r = owner.client.put("/pods/alice/data", content=EX + f":a :p {n} . :b :p {n * 10} .",

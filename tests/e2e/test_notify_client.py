@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from server.tools import paths
-from tests.e2e.conftest import ADMIN, NODE, npm_package, owned_pod
+from tests.e2e.conftest import NODE, consenting_consumer, npm_package, owned_pod
 
 pytestmark = pytest.mark.skipif(not NODE, reason="Node.js is not installed")
 
@@ -33,15 +33,10 @@ def _row(b: dict) -> tuple:  # type: ignore[type-arg]
 def test_the_inrupt_client_receives_each_delta_of_a_session(podviews: str) -> None:
     modules = npm_package(paths.REPO / ".notify", "@inrupt/solid-client-notifications@3")
     pod = owned_pod(podviews, "notify")
-    with httpx.Client(base_url=podviews, headers={"authorization": f"Bearer {ADMIN}"}) as admin:
-        made = admin.post("/admin/agents", json={"webid": "https://notify.test/#it",
-                                                 "role": "consumer"}).json()
+    made, view = consenting_consumer(podviews, pod, "notify", "https://notify.test/#it",
+                                     "SELECT ?s ?o WHERE { ?s <http://ex/p> ?o }")
     consumer = {"authorization": f"Bearer {made['token']}"}
     with httpx.Client(base_url=podviews, headers=consumer, timeout=60) as c:
-        view = c.post("/views", json={"name": "v", "query":
-                                      "SELECT ?s ?o WHERE { ?s <http://ex/p> ?o }"}).headers["location"]
-        assert pod.client.post("/admin/consents", json={
-            "pod": "notify", "consumer": made["webid"]}).status_code == 201
         start = c.get(f"{view}/results", params={"min_seq": 1, "wait": 60}).json()
     rows = Counter(_row(b) for b in start["results"]["bindings"])
     run = subprocess.run(["node", str(SCRIPT), str(modules), f"{podviews}{view}/results",
