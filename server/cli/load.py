@@ -65,4 +65,6 @@ def load(url: str, path: Path, pod: str, resource: str | None, owner: str) -> in
                     pods.create_agent(conn, owner, "owner", owner.encode())
                 pid = pods.create_pod(conn, pod, agent)
             seq = pods.put_resource(conn, pid, resource or path.name.split(".")[0], table)
+        with sa.create_engine(url).begin() as conn:
+            pods.analyze_after_load(conn)
     return seq
