@@ -71,10 +71,13 @@ def settle(conn: Connection, view: int, seq: int) -> None:
     """Every consent reaching the view applied at ``seq``: those in force
     that had not entered it, and the revoked ones that had not left it."""
     conn.execute(text(
-        "UPDATE consent_views cv SET granted_seq = :s FROM consents c WHERE c.id = cv.consent_id "
-        "AND cv.view_id = :v AND c.revoked_at IS NULL AND cv.granted_seq IS NULL"),
+        "UPDATE consent_views cv SET "
+        "granted_seq = CASE WHEN c.revoked_at IS NULL THEN :s ELSE cv.granted_seq END, "
+        "revoked_seq = CASE WHEN c.revoked_at IS NULL THEN cv.revoked_seq ELSE :s END "
+        "FROM consents c WHERE c.id = cv.consent_id AND cv.view_id = :v "
+        "AND ((c.revoked_at IS NULL AND cv.granted_seq IS NULL) "
+        "OR (c.revoked_at IS NOT NULL AND cv.revoked_seq IS NULL))"),
         {"v": view, "s": seq})
-    _leave_revoked(conn, view, seq)
 
 
 def _leave_revoked(conn: Connection, view: int, seq: int) -> None:

@@ -203,6 +203,9 @@ class View(Base):
     # view never reads it (migration 0013)
     target_pod: Mapped[int | None] = mapped_column(BigInteger)
     target_path: Mapped[str | None] = mapped_column(Text)
+    # where its last job's batch ran: the executor, and on SQL the rendered
+    # statement or the interpreter and why (migration 0014)
+    placement: Mapped[str | None] = mapped_column(Text)
     __table_args__ = (
         CheckConstraint("status IN ('backfilling', 'rebuilding', 'ready', 'failed')",
                         name="status"),)

@@ -25,7 +25,7 @@ def create_view(conn: Connection, consumer: int, name: str, query: str,
 
 _COLUMNS = ("v.id, v.consumer_id, v.name, v.query, v.status, v.watermark, v.created_at, "
             "v.predicates, v.plan_fingerprint, v.root_node, v.plan_engine, v.status_note, "
-            "v.state_rows, v.target_pod, v.target_path")
+            "v.state_rows, v.target_pod, v.target_path, v.placement")
 
 
 def lock_view(conn: Connection, view: int) -> Row | None:
@@ -112,6 +112,12 @@ def advance(conn: Connection, view: int, status: str, upto: int) -> None:
         " SELECT id FROM jobs WHERE view_id = :v AND kind = 'apply_changes' "
         " AND status = 'queued' AND CAST(payload->>'seq' AS bigint) <= :u "
         " FOR NO KEY UPDATE SKIP LOCKED)"), {"s": status, "v": view, "u": upto})
+
+
+def place(conn: Connection, view: int, placement: str) -> None:
+    """Where the view's batches run now (``GET /views/{id}`` shows it)."""
+    conn.execute(text("UPDATE views SET placement = :p WHERE id = :v"),
+                 {"p": placement, "v": view})
 
 
 def view_row(conn: Connection, view: int) -> Row | None:

@@ -143,6 +143,9 @@ def run(conn: Connection, job: queue.Job, router: Router, limits: Limits,
         outcome = "none", None  # the backfill will see the data and consents as they are then
     else:
         outcome = HANDLERS[kind](r)
+    where = placement(r, outcome[0])
+    if where is not None and where != row.placement:
+        views_repo.place(conn, row.id, where)
     if row.target_pod is not None:  # a CONSTRUCT view's graph into the resource it names
         derived.write_back(conn, row.id)
     if fed:
@@ -262,8 +265,7 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
         _within_limits(r, rows)
         views_repo.grow(r.conn, r.view.id, rows - int(r.view.state_rows))
         return "spark", size()
-    if r.router.render and not moves and not verify and not r.documents and \
-            rendered.unrendered(r.plan) is None:
+    if not moves and not verify and unrendered(r) is None:
         grown, triples = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
                                            r.view.watermark, r.upto, r.view.predicates,
                                            r.limits.max_view_rows)
@@ -272,7 +274,7 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
         if grown:
             _within_limits(r, views_repo.grow(r.conn, r.view.id, grown))
         return "sql", triples  # the work: ΔG's triples
-    m, graph = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before, r.view.watermark,
+    m, graph, changed = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before, r.view.watermark,
                             r.upto, r.view.predicates, r.limits.max_view_rows, r.base, r.spec)
     if r.upto > r.view.watermark:
         views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
@@ -287,7 +289,30 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
         if got != want:
             raise Drift(f"view {r.view.id}: {len(set(got.items()) ^ set(want.items()))} "
                         "annotated mappings differ from scratch")
-    return "sql", size()
+    return "sql", (size() if moves or verify else changed)  # the work: ΔG's triples
+
+
+def unrendered(r: Run) -> str | None:
+    """Why the view's batches on SQL go through the interpreter rather than
+    one rendered statement (None: they do not)."""
+    if not r.router.render:
+        return "rendering is off (PODVIEWS_SQL_RENDER)"
+    if r.documents:
+        return "the view reads documents, which only the interpreter reads"
+    why = rendered.unrendered(r.plan)
+    return None if why is None else f"a node SQL does not render: {why}"
+
+
+def placement(r: Run, executor: str) -> str | None:
+    """Where the job ran, in words (None when it did no work): on Spark,
+    every node evaluated and replaced; on SQL, the batch as one rendered
+    statement or through the interpreter, and why."""
+    if executor == "spark":
+        return "spark: every node evaluated and its state replaced by the difference"
+    if executor != "sql":
+        return None
+    why = unrendered(r)
+    return "sql: one rendered statement per batch" if why is None else f"sql: interpreter, {why}"
 
 
 def _on_spark(r: Run, pods: list[int], work: Callable[[], int], dry_run: bool = False,

@@ -16,8 +16,9 @@ from pathlib import Path
 import sqlalchemy as sa
 from rdflib import XSD, Literal, URIRef
 
+from server.api.auth import Principal
 from server.api.consents.service import record_grant
-from server.api.views.service import register_view
+from server.api.views.service import describe, register_view
 from server.executors.sql import render as R
 from server.executors.sql.run import placement
 from server.maintenance import jobs, verify
@@ -151,3 +152,33 @@ def test_rendered_sql_does_not_depend_on_the_hash_seed() -> None:
                               capture_output=True, text=True, env=env, cwd=root, check=True)
         texts.add(done.stdout)
     assert len(texts) == 1
+
+
+def test_the_view_says_where_its_batches_run(migrated: str) -> None:
+    """``GET /views/{id}``'s ``placement``: the worker records where each job
+    ran — a view that renders runs as one statement with rendering on, and
+    through the interpreter, named with the reason, otherwise."""
+    engine = sa.create_engine(migrated)
+    grouped = P + "SELECT ?x (COUNT(?y) AS ?n) WHERE { ?x :p ?y } GROUP BY ?x"
+    with engine.begin() as c:
+        consumer = pods.create_agent(c, "urn:c", "consumer", b"c")
+        owner = pods.create_agent(c, "urn:o", "owner", b"o")
+        pod = pods.create_pod(c, "pod", owner)
+        record_grant(c, pod, consumer)
+        joined = register_view(c, consumer, "bgp-join", RENDERED["bgp-join"])
+        counted = register_view(c, consumer, "grouped", grouped)
+
+    def placements(render: bool) -> dict[int, str]:
+        with engine.begin() as c:
+            pods.put_resource(c, pod, f"r{render}", {(URIRef(EX + "a"), URIRef(EX + "p"),
+                                                      Literal(int(render)))})
+        while jobs.run_one(engine, "test", Router(mode="sql", render=render)):
+            pass
+        return {v: describe(engine, Principal("admin"), v).placement or "" for v in (joined, counted)}
+
+    off = placements(False)
+    assert off[joined] == off[counted] == "sql: interpreter, rendering is off (PODVIEWS_SQL_RENDER)"
+    on = placements(True)
+    assert on[joined] == "sql: one rendered statement per batch"
+    assert on[counted].startswith("sql: interpreter, a node SQL does not render: Group"), on
+    engine.dispose()

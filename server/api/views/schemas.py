@@ -34,5 +34,8 @@ class ViewOut(BaseModel):
     watermark: int = Field(description="the change-log sequence number the view reflects")
     rows: int | None = Field(description="solutions in the view (null while backfilling)")
     plan: str = Field(description="the maintenance plan in words, one node a line")
+    placement: str | None = Field(default=None, description=(
+        "where the view's last job ran: 'spark', or 'sql' with its batches as one rendered "
+        "statement or through the interpreter and why (null before its first job)"))
     pending: list[Progress] = Field(description="maintenance jobs not done yet")
     created_at: datetime

@@ -157,7 +157,8 @@ def _describe(conn: Connection, v: Row) -> ViewOut:
                for j in views_repo.unfinished_jobs(conn, v.id)]
     return ViewOut(id=v.id, name=v.name, query=v.query, status=s.status, note=s.note,
                    watermark=v.watermark, rows=catalog.row_count(conn, v) if s.current else None,
-                   plan=compiled(v.query).plan.explain(), pending=pending,
+                   plan=compiled(v.query).plan.explain(), placement=v.placement,
+                   pending=pending,
                    created_at=v.created_at)
 
 

@@ -86,14 +86,16 @@ def _documents_delta(conn: Connection, graph: PodsGraph, after: int, upto: int,
 def catch_up(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
              pods: list[int], after: int, upto: int, predicates: list[int] | None,
              max_rows: int | None = None, base: str = DEFAULT_BASE,
-             spec: Spec | None = None) -> tuple[Maintainer, PodsGraph]:
+             spec: Spec | None = None) -> tuple[Maintainer, PodsGraph, int]:
     """Apply the changes in (after, upto] of ``pods`` (those the view read
-    until now) to its state."""
+    until now) to its state; and ΔG's size."""
     m, graph = program(conn, view, plan, pods, tables, backfill=False, max_rows=max_rows,
                        base=base, spec=spec)
-    if upto > after:
-        m.apply(view_delta(conn, graph, after, upto, predicates))
-    return m, graph
+    if upto <= after:
+        return m, graph, 0
+    delta = view_delta(conn, graph, after, upto, predicates)
+    m.apply(delta)
+    return m, graph, len(delta)
 
 
 def enter_or_leave(conn: Connection, m: Maintainer, graph: PodsGraph, pod: int,
