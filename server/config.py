@@ -39,9 +39,11 @@ class Settings(BaseSettings):
     executor: str = "auto"  # sql | spark | auto (the router picks by the size of the work)
     spark_master: str = "local[*]"
     spark_threshold: int = 100_000  # triples of work from which auto picks Spark
-    # SQL executor: batches of plans that render run as one statement (off by default until
-    # selective views are as fast as on the interpreter: design note 88, Measured)
+    # SQL executor: batches of plans that render run as one statement — every view's
+    # (sql_render), or those of views whose state holds sql_render_from_rows rows or more
+    # (0: none): small states' batches cost less interpreted (design notes 89, 118)
     sql_render: bool = False
+    sql_render_from_rows: int = 10_000
     jdbc_jar: str = "/usr/share/java/postgresql.jar"  # Postgres JDBC driver for Spark
     # limits on what a request may ask (problem documents beyond them)
     max_query_depth: int = 64  # brackets nested in a view's query
@@ -94,7 +96,7 @@ class Settings(BaseSettings):
     def router(self) -> Router:
         return Router(self.executor, self.spark_threshold,
                       SparkConfig(master=self.spark_master, jdbc_jar=self.jdbc_jar),
-                      render=self.sql_render)
+                      render=self.sql_render, render_from_rows=self.sql_render_from_rows)
 
     @property
     def public_base(self) -> str:

@@ -295,18 +295,23 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
 def unrendered(r: Run) -> str | None:
     """Why the view's batches on SQL go through the interpreter rather than
     one rendered statement (None: they do not)."""
-    if not r.router.render:
+    if not r.router.render and not r.router.render_from_rows:
         return "rendering is off (PODVIEWS_SQL_RENDER)"
     if r.documents:
         return "the view reads documents, which only the interpreter reads"
     why = rendered.unrendered(r.plan)
-    return None if why is None else f"a node SQL does not render: {why}"
+    if why is not None:
+        return f"a node SQL does not render: {why}"
+    if not r.router.render and int(r.view.state_rows) < r.router.render_from_rows:
+        return (f"its state holds fewer than {r.router.render_from_rows:,} rows "
+                "(PODVIEWS_SQL_RENDER_FROM_ROWS)")
+    return None
 
 
 def placement(r: Run, executor: str) -> str | None:
-    """Where the job ran, in words (None when it did no work): on Spark,
-    every node evaluated and replaced; on SQL, the batch as one rendered
-    statement or through the interpreter, and why."""
+    """Where the view's batches run, in words (None when the job did no
+    work): on Spark, every node evaluated and replaced; on SQL, as one
+    rendered statement or through the interpreter, and why."""
     if executor == "spark":
         return "spark: every node evaluated and its state replaced by the difference"
     if executor != "sql":

@@ -167,18 +167,26 @@ def test_the_view_says_where_its_batches_run(migrated: str) -> None:
         record_grant(c, pod, consumer)
         joined = register_view(c, consumer, "bgp-join", RENDERED["bgp-join"])
         counted = register_view(c, consumer, "grouped", grouped)
+        optional = register_view(c, consumer, "optional", RENDERED["optional"])
 
-    def placements(render: bool) -> dict[int, str]:
+    def placements(router: Router, i: int) -> dict[int, str]:
         with engine.begin() as c:
-            pods.put_resource(c, pod, f"r{render}", {(URIRef(EX + "a"), URIRef(EX + "p"),
-                                                      Literal(int(render)))})
-        while jobs.run_one(engine, "test", Router(mode="sql", render=render)):
+            pods.put_resource(c, pod, f"r{i}", {(URIRef(EX + "a"), URIRef(EX + "p"), Literal(i)),
+                                                (URIRef(EX + "b"), URIRef(EX + "q"), Literal(i))})
+        while jobs.run_one(engine, "test", router):
             pass
-        return {v: describe(engine, Principal("admin"), v).placement or "" for v in (joined, counted)}
+        return {v: describe(engine, Principal("admin"), v).placement or ""
+                for v in (joined, counted, optional)}
 
-    off = placements(False)
+    off = placements(Router(mode="sql"), 0)
     assert off[joined] == off[counted] == "sql: interpreter, rendering is off (PODVIEWS_SQL_RENDER)"
-    on = placements(True)
+    on = placements(Router(mode="sql", render=True), 1)
     assert on[joined] == "sql: one rendered statement per batch"
     assert on[counted].startswith("sql: interpreter, a node SQL does not render: Group"), on
+    # by the size of the state it stores (the OPTIONAL's rows; a BGP's output is virtual)
+    big = placements(Router(mode="sql", render_from_rows=10**6), 2)
+    assert big[optional] == "sql: interpreter, its state holds fewer than 1,000,000 rows " \
+                            "(PODVIEWS_SQL_RENDER_FROM_ROWS)", big
+    assert placements(Router(mode="sql", render_from_rows=1), 3)[optional] == \
+        "sql: one rendered statement per batch"
     engine.dispose()

@@ -208,6 +208,7 @@ def _irrelevant() -> set[tuple]:
 def run(server_url: str, data: Path, updates: Path, count: int, executors: list[str],
         only: list[str] | None = None, render: bool = False) -> list[PaperRow]:
     from server.cli.load import read_triples
+    from server.config import Settings
 
     rows = []
     triples = read_triples(data)
@@ -220,8 +221,10 @@ def run(server_url: str, data: Path, updates: Path, count: int, executors: list[
         for name, text in queries(params).items():
             if only and name not in only:
                 continue
-            rows.append(_one_query(engine, pod, name, text, Router(mode=executor, render=render),
-                                   params, stream, data.name.removesuffix(".nt.gz")))
+            router = Router(mode=executor, render=render,
+                            render_from_rows=Settings().sql_render_from_rows)
+            rows.append(_one_query(engine, pod, name, text, router, params, stream,
+                                   data.name.removesuffix(".nt.gz")))
         engine.dispose()
     return rows
 
