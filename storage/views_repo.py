@@ -102,16 +102,20 @@ def unchecked(conn: Connection, engine: str) -> list[Row]:
         "AND plan_engine IS DISTINCT FROM :e ORDER BY id"), {"e": engine}).all())
 
 
-def advance(conn: Connection, view: int, status: str, upto: int) -> None:
-    """The view's watermark moves to ``upto``; its queued change jobs that
-    this covers are done too ("coalesced"). One statement."""
-    conn.execute(text(
-        "WITH moved AS (UPDATE views SET status = :s, watermark = :u WHERE id = :v) "
-        "UPDATE jobs SET status = 'done', updated_at = now(), "
+def advance(conn: Connection, view: int, status: str, upto: int, grown: int = 0) -> int:
+    """The view's watermark moves to ``upto`` and its state holds ``grown``
+    more rows; its queued change jobs that this covers are done too
+    ("coalesced"). One statement; the rows its state holds now."""
+    return int(conn.execute(text(
+        "WITH moved AS (UPDATE views SET status = :s, watermark = :u, "
+        "state_rows = state_rows + :n WHERE id = :v RETURNING state_rows), "
+        "done AS (UPDATE jobs SET status = 'done', updated_at = now(), "
         "payload = payload || CAST('{\"executor\": \"coalesced\"}' AS jsonb) WHERE id IN ("
         " SELECT id FROM jobs WHERE view_id = :v AND kind = 'apply_changes' "
         " AND status = 'queued' AND CAST(payload->>'seq' AS bigint) <= :u "
-        " FOR NO KEY UPDATE SKIP LOCKED)"), {"s": status, "v": view, "u": upto})
+        " FOR NO KEY UPDATE SKIP LOCKED)) "
+        "SELECT state_rows FROM moved"),
+        {"s": status, "v": view, "u": upto, "n": grown}).scalar_one())
 
 
 def place(conn: Connection, view: int, placement: str) -> None:

@@ -260,36 +260,41 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
     if changed is not None:
         if verify and changed and not moves:
             raise Drift(f"view {r.view.id}: {changed} stored rows differ from scratch")
-        views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
-        rows = krel.size(r.conn, r.view.id)
-        _within_limits(r, rows)
-        views_repo.grow(r.conn, r.view.id, rows - int(r.view.state_rows))
+        _moved(r, krel.size(r.conn, r.view.id) - int(r.view.state_rows))
         return "spark", size()
     if not moves and not verify and unrendered(r) is None:
         grown, triples = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
                                            r.view.watermark, r.upto, r.view.predicates,
                                            r.limits.max_view_rows)
-        if r.upto > r.view.watermark:
-            views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
-        if grown:
-            _within_limits(r, views_repo.grow(r.conn, r.view.id, grown))
+        _moved(r, grown)
         return "sql", triples  # the work: ΔG's triples
-    m, graph, changed = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before, r.view.watermark,
-                            r.upto, r.view.predicates, r.limits.max_view_rows, r.base, r.spec)
-    if r.upto > r.view.watermark:
-        views_repo.advance(r.conn, r.view.id, r.view.status, r.upto)
+    m, graph, changed = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before,
+                                     r.view.watermark, r.upto, r.view.predicates,
+                                     r.limits.max_view_rows, r.base, r.spec)
     for pod, entering in moves:
         sql.enter_or_leave(r.conn, m, graph, pod, entering)
         now = [p for p in graph.pods if p != pod] + ([pod] if entering else [])
         graph = graph.with_pods(sorted(now))
-    if m.grown:
-        _within_limits(r, views_repo.grow(r.conn, r.view.id, m.grown))
+    _moved(r, m.grown)
     if verify:
         got, want = m.result, sql.scratch(r.conn, r.plan, pods, r.base, r.spec)
         if got != want:
             raise Drift(f"view {r.view.id}: {len(set(got.items()) ^ set(want.items()))} "
                         "annotated mappings differ from scratch")
     return "sql", (size() if moves or verify else changed)  # the work: ΔG's triples
+
+
+def _moved(r: Run, grown: int) -> None:
+    """The view brought to ``upto`` with ``grown`` more stored rows, within
+    its limits: one statement, none when neither moved."""
+    if r.upto > r.view.watermark:
+        rows = views_repo.advance(r.conn, r.view.id, r.view.status, r.upto, grown)
+    elif grown:
+        rows = views_repo.grow(r.conn, r.view.id, grown)
+    else:
+        return
+    if grown > 0:
+        _within_limits(r, rows)
 
 
 def unrendered(r: Run) -> str | None:
