@@ -46,7 +46,8 @@ UNION ALL SELECT s, p, o, -1 FROM gone
 # The resource's own diff, its named graph's change (migration 0013).
 _LOG_DIFF = """
 INSERT INTO change_quads (seq, s, p, o, sign)
-SELECT :seq, s, p, o, 1 FROM {ins} UNION ALL SELECT :seq, s, p, o, -1 FROM {dels}
+SELECT :seq, s, p, o, sign FROM (SELECT s, p, o, 1 AS sign FROM {ins}
+  UNION ALL SELECT s, p, o, -1 FROM {dels}) d ORDER BY s, p, o
 """
 # A diff of more triples than this is COPYed into staging tables, and its
 # ΔG goes from one to the change log without passing through Python.
