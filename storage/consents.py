@@ -12,6 +12,10 @@ from sqlalchemy import Connection, Row, text
 READABLE = ("SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c "
              "ON c.id = cv.consent_id WHERE cv.view_id = {view} AND cv.granted_seq IS NOT NULL "
              "AND cv.revoked_seq IS NULL ORDER BY 1")
+# the pods whose consents in force reach the view, applied to it or not
+CONSENTED = ("SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c "
+             "ON c.id = cv.consent_id WHERE cv.view_id = {view} AND c.revoked_at IS NULL "
+             "ORDER BY 1")
 
 
 
@@ -67,6 +71,12 @@ def adopt_consents(conn: Connection, view: int, seq: int) -> None:
     _leave_revoked(conn, view, seq)
 
 
+# a consent (c) reaching a view (cv) that is not applied to it: in force and
+# not entered, or revoked and not left
+UNSETTLED = ("((c.revoked_at IS NULL AND cv.granted_seq IS NULL) "
+             "OR (c.revoked_at IS NOT NULL AND cv.revoked_seq IS NULL))")
+
+
 def settle(conn: Connection, view: int, seq: int) -> None:
     """Every consent reaching the view applied at ``seq``: those in force
     that had not entered it, and the revoked ones that had not left it."""
@@ -74,9 +84,7 @@ def settle(conn: Connection, view: int, seq: int) -> None:
         "UPDATE consent_views cv SET "
         "granted_seq = CASE WHEN c.revoked_at IS NULL THEN :s ELSE cv.granted_seq END, "
         "revoked_seq = CASE WHEN c.revoked_at IS NULL THEN cv.revoked_seq ELSE :s END "
-        "FROM consents c WHERE c.id = cv.consent_id AND cv.view_id = :v "
-        "AND ((c.revoked_at IS NULL AND cv.granted_seq IS NULL) "
-        "OR (c.revoked_at IS NOT NULL AND cv.revoked_seq IS NULL))"),
+        f"FROM consents c WHERE c.id = cv.consent_id AND cv.view_id = :v AND {UNSETTLED}"),
         {"v": view, "s": seq})
 
 
@@ -90,9 +98,7 @@ def _leave_revoked(conn: Connection, view: int, seq: int) -> None:
 
 def consented_pods_of(conn: Connection, view: int) -> list[int]:
     """Pods whose consents in force reach the view (applied to it or not)."""
-    return [int(r[0]) for r in conn.execute(text(
-        "SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
-        "WHERE cv.view_id = :v AND c.revoked_at IS NULL ORDER BY 1"), {"v": view})]
+    return [int(r[0]) for r in conn.execute(text(CONSENTED.format(view=":v")), {"v": view})]
 
 
 def consented_pods(conn: Connection, consumer: int) -> list[int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, Row, text
 
 from storage import krel
-from storage.consents import READABLE
+from storage.consents import CONSENTED, READABLE, UNSETTLED
 
 
 def create_view(conn: Connection, consumer: int, name: str, query: str,
@@ -28,17 +28,33 @@ _COLUMNS = ("v.id, v.consumer_id, v.name, v.query, v.status, v.watermark, v.crea
             "v.state_rows, v.target_pod, v.target_path, v.placement")
 
 
-def lock_view(conn: Connection, view: int) -> Row | None:
+# The changed triples of the pods a ready view reads after its watermark,
+# with its predicates: its next batch's size (``changes.change_count``).
+_BATCH = ("CASE WHEN v.status = 'ready' THEN (SELECT count(*) FROM change_triples ct "
+          "JOIN changes c ON c.seq = ct.seq WHERE c.pod_id IN ({pods}) "
+          "AND c.seq > v.watermark AND c.seq <= (SELECT coalesce(max(seq), 0) FROM changes) "
+          "AND (v.predicates IS NULL OR ct.p = ANY(v.predicates))) END")
+
+
+def lock_view(conn: Connection, view: int, batch: bool = False) -> Row | None:
     """The view's row, locked for this transaction; None if another holds it.
-    With it, in the same statement, what a job reads next: ``upto`` (the last
-    change's seq), ``pods`` (the pods it reads) and ``tables`` (its K-relation
-    tables: rows of ``krel.by_node``)."""
+    With it, in the same statement, what a job reads next (one round trip,
+    design notes 119, 122): ``upto`` (the last change's seq), ``pods`` (the
+    pods it reads), ``consented`` (those whose consents in force reach it,
+    applied or not), ``unsettled`` (a consent reaching it is not applied
+    to it: ``consents.settle`` has work), ``tables`` (its K-relation tables: rows of
+    ``krel.by_node``) and, with ``batch`` and the view ready, ``batch``: the
+    size of its batch up to ``upto`` (else NULL)."""
+    readable = READABLE.format(view="v.id")
+    size = _BATCH.format(pods=readable) if batch else "NULL"
     return conn.execute(text(
         f"SELECT {_COLUMNS}, "
         " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
-        f" ARRAY({READABLE.format(view='v.id')}) AS pods, "
+        f" ARRAY({readable}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
+        " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
+        f"  WHERE cv.view_id = v.id AND {UNSETTLED}) AS unsettled, "
         " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
-        "   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables "
+        f"   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, {size} AS batch "
         "FROM views v WHERE v.id = :v FOR NO KEY UPDATE OF v SKIP LOCKED"),
         {"v": view}).one_or_none()
 

@@ -128,7 +128,9 @@ def run(conn: Connection, job: queue.Job, router: Router, limits: Limits,
     brought it to (``storage.feed``), whichever executor computed it; a
     view's first backfill starts the feed instead."""
     assert job.view_id is not None
-    row = views_repo.lock_view(conn, job.view_id)
+    # a change job's batch size comes with the lock when the router weighs it
+    row = views_repo.lock_view(conn, job.view_id,
+                               batch=job.kind == JobKind.APPLY_CHANGES and router.weighs())
     if row is None:
         raise Busy()
     c = compiled(row.query)
@@ -219,7 +221,7 @@ def catch_up(r: Run, verify: bool = False) -> Outcome:
         if consents.consent_view(r.conn, consent, r.view.id) is None:
             raise ValueError(f"consent {consent} does not reach view {r.view.id}")
     before = list(r.view.pods)
-    pods = consents.consented_pods_of(r.conn, r.view.id)
+    pods = [int(p) for p in r.view.consented]
     moves = [(p, True) for p in pods if p not in before] + \
         [(p, False) for p in before if p not in pods]
     if any(not entering for _, entering in moves):
@@ -231,11 +233,14 @@ def catch_up(r: Run, verify: bool = False) -> Outcome:
         if verify:
             return pods_graph.triple_count(r.conn, pods)
         moved = sum(pods_graph.triple_count(r.conn, [p]) for p, _ in moves)
+        if r.view.batch is not None:  # counted with the lock
+            return moved + int(r.view.batch)
         return moved + changes.change_count(r.conn, before, r.view.watermark, r.upto,
                                             r.view.predicates)
 
     outcome = _maintain(r, before, pods, work, moves, verify)
-    consents.settle(r.conn, r.view.id, r.upto)
+    if r.view.unsettled:  # read with the lock, in the job's snapshot
+        consents.settle(r.conn, r.view.id, r.upto)
     return outcome
 
 

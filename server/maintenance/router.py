@@ -24,6 +24,10 @@ class Router:
     # a small state's batches cost less through the interpreter (design note 118)
     render_from_rows: int = 0
 
+    def weighs(self) -> bool:
+        """Whether ``pick`` asks the work's size."""
+        return self.mode == "auto" and available()
+
     def pick(self, work: int | Callable[[], int]) -> str:
         """``work``: its size, or a function measuring it (called only when
         the size decides)."""
@@ -31,7 +35,7 @@ class Router:
             return self.mode
         if self.mode != "auto":
             raise ValueError(f"unknown executor {self.mode!r} (sql, spark or auto)")
-        if not available():
+        if not self.weighs():
             return "sql"
         size = work() if callable(work) else work
         return "spark" if size >= self.threshold else "sql"

@@ -283,3 +283,44 @@ def test_retention_keeps_the_last_deltas(migrated: str) -> None:
         floor = c.execute(sa.text("SELECT feed_floor FROM views WHERE id = :v"),
                           {"v": view}).scalar_one()
     assert len(kept) == 2 and floor < kept[0]
+
+
+def test_a_delta_at_the_last_position_restarts_the_feed_there(migrated: str) -> None:
+    """``feed.record`` at a position not after the view's last delta (a
+    rebuild whose new plan gives other results): with changes captured, the
+    feed restarts at that position holding just them; with none, nothing
+    moves."""
+    from storage import feed, views_repo
+
+    engine = sa.create_engine(migrated)
+    stream = Stream(engine, random.Random(9))
+    view = _register(engine, stream.consumer)["distinct-bind"]
+    drain(engine)
+    for _ in range(3):
+        stream.write(stream.pods[0])
+        drain(engine)
+
+    def state(c: sa.Connection) -> tuple[list, int]:
+        heads = c.execute(sa.text("SELECT seq, added, removed FROM view_changes "
+                                  "WHERE view_id = :v ORDER BY seq"), {"v": view}).all()
+        floor = c.execute(sa.text("SELECT feed_floor FROM views WHERE id = :v"),
+                          {"v": view}).scalar_one()
+        return [tuple(h) for h in heads], floor
+
+    with engine.begin() as c:
+        before = state(c)
+        last = before[0][-1][0]
+        feed.capture(c, view, views_repo.view_row(c, view).root_node)
+        assert feed.record(c, view, last, Retention()) == (0, 0)
+        assert state(c) == before
+    with engine.begin() as c:
+        feed.capture(c, view, views_repo.view_row(c, view).root_node)
+        c.execute(sa.text("INSERT INTO pg_temp.feed_capture VALUES "
+                          "('[\"x\", \"s\"]', '{\"c0\": 1, \"c1\": 2}', 1), "
+                          "('[\"x\", \"s\"]', '{\"c0\": 1, \"c1\": 3}', -2)"))
+        assert feed.record(c, view, last, Retention()) == (1, 2)
+        assert state(c) == ([(last, 1, 2)], last)
+        rows = c.execute(sa.text("SELECT k, binding FROM view_change_rows WHERE view_id = :v "
+                                 "ORDER BY i"), {"v": view}).all()
+        assert [(r.k, r.binding) for r in rows] == [(-2, {"x": 1, "s": 3}),
+                                                    (1, {"x": 1, "s": 2})]
