@@ -52,6 +52,11 @@ class Pipeline:
     def incremental(self, test: W3CTest, text: str, q: A.Query, quads: list[tuple],
                     rng: random.Random) -> dict:
         if test.graph_data or q.from_graphs or q.from_named or A.uses_named_graphs(q.pattern):
+            if self.router.mode == "spark":  # forced, its jobs would fail (design note 102)
+                from server.executors.spark.config import NotOnSpark
+
+                raise NotOnSpark("GRAPH, FROM or FROM NAMED over documents (the Spark "
+                                 "executor reads the pods' union default graph only)")
             return self._documents(test, text, q, rng)
         from storage import pods
 
