@@ -519,7 +519,10 @@ def constants(plan: P.Plan) -> set[Identifier]:
 def _apply(delta: str, tag: str, table: str, variables: list[str], schema: Schema,
            all_vars: frozenset[str], column: dict[str, str]) -> tuple[str, str, list[str]]:
     """The CTEs adding the delta's rows of one schema to its table: rows whose
-    k reaches 0 deleted, the others upserted (disjoint rows: one statement)."""
+    k reaches 0 deleted, the others upserted (disjoint rows: one statement).
+    A stored row's k is positive (the node's solutions counted), so only a
+    negative change can bring it to 0: the rows of an insertion are never
+    probed for deletion (21,116 probes, 134 ms of a 740 ms re-insert, note 126)."""
     keys = key_columns(variables)
     src = [column[v] for v in variables] or ["TRUE"]
     match = [f"d.{column[v]} IS NOT NULL" for v in variables] + \
@@ -528,7 +531,8 @@ def _apply(delta: str, tag: str, table: str, variables: list[str], schema: Schem
     gone, ins = f"g{tag}", f"i{tag}"
     where = " AND ".join(match) or "TRUE"
     back = [f"g.{c} = d.{s}" for c, s in zip(column_names(variables), src)] or ["TRUE"]
-    sql = [(f"{gone} AS (DELETE FROM \"{table}\" AS t USING {delta} AS d WHERE {where} AND "
+    sql = [(f"{gone} AS (DELETE FROM \"{table}\" AS t USING {delta} AS d WHERE d.k < 0 AND "
+           f"{where} AND "
            f"{' AND '.join(on)} AND t.k + d.k = 0 RETURNING {', '.join(f't.{c}' for c in keys)})"),
            (f"{ins} AS (INSERT INTO \"{table}\" AS t ({', '.join(keys)}, k) "
            f"SELECT {', '.join(f'd.{s}' if s != 'TRUE' else 'TRUE' for s in src)}, d.k "

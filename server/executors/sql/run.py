@@ -84,7 +84,7 @@ def stage(conn: Connection, pods: list[int], after: int, upto: int,
     """ΔG of the view's input over (after, upto] in the session's temporary
     table ``pv_dg`` (emptied at commit); its triples by (predicate, sign)."""
     conn.execute(text(f"CREATE TEMP TABLE IF NOT EXISTS {R.DG} (s bigint NOT NULL, "
-                      "p bigint NOT NULL, o bigint NOT NULL, sign int NOT NULL) "
+                      "p bigint NOT NULL, o bigint NOT NULL, sign int NOT NULL, PRIMARY KEY (p, s, o)) "
                       "ON COMMIT DELETE ROWS"))
     rows = conn.execute(text(
         f"WITH gone AS (DELETE FROM {R.DG}), ins AS (INSERT INTO {R.DG} (s, p, o, sign) "
