@@ -41,6 +41,9 @@ def add(sub: Any) -> None:
         paths.BSBM / "bsbm-100.nt.gz", paths.BSBM / "bsbm-1000.nt.gz"])
     bench.add_argument("--updates", type=Path, default=paths.BSBM / "bsbm-1000-updates.nt.gz")
     bench.add_argument("--count", type=int, default=10, help="update transactions to apply")
+    bench.add_argument("--scale", type=int, nargs="+", default=[1],
+                       help="paper-bsbm: run on each dataset this many times over too (e.g. "
+                            "1 5: the cost's growth with the data, per update kind)")
     bench.add_argument("--server-url", default="postgresql+psycopg://postgres@127.0.0.1/postgres",
                        help="a Postgres server where scratch databases may be created")
     bench.add_argument("--executor", nargs="+", default=None,
@@ -110,9 +113,11 @@ def _paper_bsbm(args: argparse.Namespace) -> bool:
     from server.tools.bench import paper
 
     only = [q for q in paper.queries_names() if any(q.startswith(o) for o in args.only or [q])]
-    rows = [r for data in args.data for r in paper.run(
+    if any(n < 1 for n in args.scale):
+        raise SystemExit("podviews bench: --scale: a positive number of copies")
+    rows = [r for data in args.data for n in args.scale for r in paper.run(
         args.server_url, data, args.updates, args.count, args.executor or ["sql"], only,
-        args.sql_render)]
+        args.sql_render, n)]
     paper.print_table(rows, args.json)
     return all(r.equal for r in rows)
 

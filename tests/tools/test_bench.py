@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pytest
 
 from server.tools import paths
@@ -39,6 +41,34 @@ def test_paper_bsbm_views_equal_pyoxigraph_after_every_update(pg_server: str) ->
     # the baseline is pyoxigraph's own work, timed per update; ours read as SPARQL JSON
     assert all(r.pyoxigraph_eval_ms > 0 and r.pyoxigraph_json_ms > 0 and r.read_json_ms > 0
                and r.pyoxigraph_by_update.keys() == r.by_update.keys() for r in rows), rows
+
+
+@pytest.mark.skipif(not (BSBM / "bsbm-100.nt.gz").exists(), reason="BSBM data not in ../shared")
+def test_a_scaled_bsbm_repeats_what_producers_vendors_and_sites_own() -> None:
+    """``--scale 3``: three times the products, offers and reviews, over the
+    same product types, features and vocabulary; copy 0 is the data itself."""
+    from rdflib import RDF, URIRef
+
+    from server.cli.load import read_triples
+
+    base = read_triples(BSBM / "bsbm-100.nt.gz")
+    big = bench_paper.scaled(base, 3)
+    product = URIRef(bench_paper.VOCAB + "Product")
+    feature = URIRef(bench_paper.VOCAB + "productFeature")
+
+    def products(ts: Collection[tuple]) -> set[object]:
+        return {s for s, p, o in ts if p == RDF.type and o == product}
+
+    def features(ts: Collection[tuple]) -> set[object]:
+        return {o for s, p, o in ts if p == feature}
+
+    assert set(base) <= set(big)
+    assert len(products(big)) == 3 * len(products(base)) > 0
+    assert features(big) == features(base)
+    assert {p for _, p, _ in big} == {p for _, p, _ in base}
+    owned = [t for t in base if any(str(x).startswith(bench_paper.BSBM + "instances/dataFrom")
+                                    for x in (t[0], t[2]))]
+    assert len(big) == len(base) + 2 * len(owned)
 
 
 def test_many_views_wakes_only_the_affected_views(pg_server: str) -> None:

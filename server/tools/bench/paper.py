@@ -20,6 +20,11 @@ Every speed-up is a ratio of two times of this run (``PaperRow``).
 The pod's data is spread over 256 resources by subject, so a write touches
 the resources of the products it changes, not the whole dataset; the write
 itself is not part of the maintenance time.
+
+``--scale N`` runs the same experiment on the dataset N times over
+(``scaled``): the issue's "cost follows the data" check, with the growth of
+each update kind's cost printed against the unscaled run of the same
+invocation.
 """
 
 from __future__ import annotations
@@ -64,6 +69,28 @@ from views.compile import compile_query
 QUERIES_DIR = paths.BSBM / "explore-queries"
 VOCAB = BSBM + "vocabulary/"
 BUCKETS = 256
+# the resources of producers, vendors and rating sites (their products,
+# offers, reviews, reviewers …); product types, features and the vocabulary
+# are shared by every copy of a scaled dataset
+_OWNED = BSBM + "instances/dataFrom"
+
+
+def scaled(triples: Collection[tuple], times: int) -> Collection[tuple]:
+    """The dataset ``times`` times over, as BSBM's generator grows one: more
+    producers, vendors and rating sites with as many products, offers and
+    reviews each, over the same product types and features. Copy 0 is the
+    data itself (the update stream applies to it); copy c renames every
+    owned resource ``…/instances/dataFrom…`` to ``…/instances/copy<c>/dataFrom…``."""
+    if times == 1:
+        return triples
+    out = set(triples)
+    for c in range(1, times):
+        def rename(t: object, c: int = c) -> object:
+            if isinstance(t, URIRef) and t.startswith(_OWNED):
+                return URIRef(f"{BSBM}instances/copy{c}/dataFrom{t[len(_OWNED):]}")
+            return t
+        out.update((rename(s), p, rename(o)) for s, p, o in triples)
+    return out
 
 
 @dataclass
@@ -206,25 +233,25 @@ def _irrelevant() -> set[tuple]:
 
 
 def run(server_url: str, data: Path, updates: Path, count: int, executors: list[str],
-        only: list[str] | None = None, render: bool = False) -> list[PaperRow]:
+        only: list[str] | None = None, render: bool = False, scale: int = 1) -> list[PaperRow]:
     from server.cli.load import read_triples
     from server.config import Settings
 
     rows = []
-    triples = read_triples(data)
+    triples = scaled(read_triples(data), scale)
     stream = update_stream(updates, count)
+    name = data.name.removesuffix(".nt.gz") + (f"×{scale}" if scale > 1 else "")
     for executor in executors:
-        tag = data.name.split(".")[0].replace("-", "_")
+        tag = data.name.split(".")[0].replace("-", "_") + (f"_x{scale}" if scale > 1 else "")
         engine = sa.create_engine(fresh_database(server_url, f"paper_{tag}_{executor}"))
         pod = Pod(engine, triples, f"urn:bench:consumer:{executor}")
         params = parameters(pod.store, data)
-        for name, text in queries(params).items():
-            if only and name not in only:
+        for query, text in queries(params).items():
+            if only and query not in only:
                 continue
             router = Router(mode=executor, render=render,
                             render_from_rows=Settings().sql_render_from_rows)
-            rows.append(_one_query(engine, pod, name, text, router, params, stream,
-                                   data.name.removesuffix(".nt.gz")))
+            rows.append(_one_query(engine, pod, query, text, router, params, stream, name))
         engine.dispose()
     return rows
 
@@ -303,7 +330,7 @@ def print_table(rows: list[PaperRow], as_json: bool) -> None:
     from dataclasses import asdict
 
     if as_json:
-        print(json.dumps({"rows": [asdict(r) for r in rows]}, indent=1))
+        print(json.dumps({"rows": [asdict(r) for r in rows], "growth": [asdict(g) for g in growth(rows)]}, indent=1))
         return
     from rich.console import Console
     from rich.table import Table
@@ -336,13 +363,34 @@ def _per_update(r: PaperRow, kind: str) -> str:
     return f"{ours} / {theirs} = {theirs / ours:.2f}×" if ours else f"{ours} / {theirs}"
 
 
-def _print_ratios(rows: list[PaperRow]) -> None:
-    """Per-update cost on the largest dataset over the smallest, per query
-    and executor (the cost must follow the delta, not the data)."""
+@dataclass
+class Growth:
+    """One query's per-update cost on a larger dataset over a smaller one."""
+
+    query: str
+    executor: str
+    data_from: str
+    data_to: str
+    median: float
+    by_update: dict[str, float]  # kind -> cost on data_to / cost on data_from
+
+
+def growth(rows: list[PaperRow]) -> list[Growth]:
+    """Per query and executor run on several datasets (or scales): the cost of
+    each update kind on the last over the first — the cost must follow the
+    delta, not the data."""
     by: dict[tuple[str, str], list[PaperRow]] = defaultdict(list)
     for r in rows:
         by[(r.query, r.executor)].append(r)
-    for (query, executor), rs in by.items():
-        if len(rs) >= 2:
-            print(f"{query} ({executor}): per-update {rs[-1].data} / {rs[0].data} = "
-                  f"{rs[-1].incremental_ms / rs[0].incremental_ms:.2f}")
+    return [Growth(query, executor, a.data, b.data, round(b.incremental_ms / a.incremental_ms, 2),
+                   {k: round(b.by_update[k] / v, 2) for k, v in a.by_update.items()
+                    if v and k in b.by_update})
+            for (query, executor), rs in by.items() if len(rs) >= 2
+            for a, b in [(rs[0], rs[-1])]]
+
+
+def _print_ratios(rows: list[PaperRow]) -> None:
+    for g in growth(rows):
+        kinds = ", ".join(f"{k} {v}" for k, v in g.by_update.items())
+        print(f"{g.query} ({g.executor}): per-update cost {g.data_to} / {g.data_from}: "
+              f"median {g.median}; {kinds}")
