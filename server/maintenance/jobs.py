@@ -102,7 +102,9 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
             conn.rollback()  # a job row changed under the claim's snapshot: claim again
             return True
         if job is None:
-            conn.rollback()
+            # nothing changed: a commit, as a rollback would make psycopg deallocate
+            # the session's prepared statements (the rendered ones too, run.execute)
+            conn.commit()
             return False
         try:
             executor, triples = run(conn, job, router, limits, base)

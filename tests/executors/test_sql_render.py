@@ -20,6 +20,7 @@ from server.api.auth import Principal
 from server.api.consents.service import record_grant
 from server.api.views.service import describe, register_view
 from server.executors.sql import render as R
+from server.executors.sql import run as rendered
 from server.executors.sql.run import placement
 from server.maintenance import jobs, verify
 from server.maintenance.router import Router
@@ -60,7 +61,7 @@ def drain(engine: sa.Engine) -> None:
     """Run every job, the rendered path on."""
     while jobs.run_one(engine, "test", Router(mode="sql", render=True)):
         pass
-    with engine.connect() as c:
+    with engine.begin() as c:  # committed: a rollback drops the session's prepared statements
         assert queue.depth(c) == 0
         assert c.execute(sa.text("SELECT count(*) FROM jobs WHERE status <> 'done'")).scalar() == 0
 
@@ -123,6 +124,52 @@ def test_minus_unblocks_when_the_right_mapping_grows(migrated: str) -> None:
         drain(engine)
         with engine.connect() as c:
             assert catalog.view_results(c, view) == verify.scratch(c, view), sorted(triples)
+    engine.dispose()
+
+
+def test_small_batches_reuse_statements_prepared_on_the_connection(
+        migrated: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A small batch's statement is prepared once per connection and its one
+    plan reused by the later batches that render the same text (the views
+    equal scratch throughout); a larger batch is planned for itself; a
+    session keeps at most ``PREPARED_KEPT``."""
+    engine = sa.create_engine(migrated, pool_size=1, max_overflow=2)  # the jobs share one session
+    with engine.begin() as c:
+        consumer = pods.create_agent(c, "urn:c", "consumer", b"c")
+        owner = pods.create_agent(c, "urn:o", "owner", b"o")
+        pod = pods.create_pod(c, "pod", owner)
+        record_grant(c, pod, consumer)
+        views = {name: register_view(c, consumer, name, RENDERED[name])
+                 for name in ("bgp-join", "optional", "minus")}
+    drain(engine)
+    a, b, p, q = (URIRef(EX + n) for n in "abpq")
+    for i in range(9):
+        if i == 8:  # a batch larger than PREPARED_UPTO: its statement is planned for it
+            monkeypatch.setattr(rendered, "PREPARED_UPTO", 2)
+        with engine.begin() as c:  # the same kind of batch again and again: the same statements
+            pods.put_resource(c, pod, "r", {(a, p, b), (b, q, Literal(i)), (a, p, Literal(i))})
+        drain(engine)
+        with engine.begin() as c:
+            for name, v in views.items():
+                assert catalog.view_results(c, v) == verify.scratch(c, v), (name, i)
+    with engine.begin() as c:
+        plans = c.execute(sa.text("SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+                                  "WHERE name LIKE 'pv\\_%'")).all()
+    # 3 views × 8 batches run on at most 6 statements, each planned once (a generic plan: it
+    # has no parameter); a view's first batch only inserts, its next ones delete and insert
+    assert sum(g for g, _ in plans) == 3 * 8 and all(c == 0 for _, c in plans), plans
+    assert len(plans) <= 6, plans
+    monkeypatch.setattr(rendered, "PREPARED_UPTO", 1000)
+    monkeypatch.setattr(rendered, "PREPARED_KEPT", 1)
+    with engine.begin() as c:  # a batch of a new kind (deletions only): new statements
+        pods.put_resource(c, pod, "r", set())
+    drain(engine)
+    with engine.begin() as c:
+        for name, v in views.items():
+            assert catalog.view_results(c, v) == verify.scratch(c, v), name
+        kept = c.execute(sa.text("SELECT count(*) FROM pg_prepared_statements "
+                                 "WHERE name LIKE 'pv\\_%'")).scalar()
+    assert kept == 1  # the oldest deallocated as each new one came
     engine.dispose()
 
 

@@ -5,6 +5,7 @@ node renders; ``placement`` says where each node of a plan runs."""
 from __future__ import annotations
 
 import functools
+import hashlib
 
 from rdflib.term import Identifier
 from sqlalchemy import Connection, text
@@ -17,6 +18,11 @@ from views.plan import Plan
 
 INTERPRETER = "interpreter"
 SQL = "sql"
+# A batch of at most this many ΔG triples runs its statement prepared: planned
+# once per connection, not per batch (planning was most of a selective view's
+# statement, note 127); larger batches are planned for their own ΔG
+PREPARED_UPTO = 1_000
+PREPARED_KEPT = 256  # prepared statements a session keeps: the oldest go first
 
 
 @functools.lru_cache(maxsize=1024)
@@ -55,8 +61,9 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     """Apply the changes of ``pods`` in (after, upto] to the view's state by
     the rendered statement: the change in stored rows, and ΔG's size.
     Statements: ΔG staged (two), the plan's constants looked up (only those
-    not met before on this connection), the statement (none when ΔG changes
-    no node)."""
+    not met before on this connection), then, unless ΔG changes no node, JIT
+    off and the statement (a small batch: whether it is prepared, and its
+    PREPARE the first time; a large one: ΔG's table truncated after)."""
     if upto <= after or not pods:
         return 0, 0
     staged = stage(conn, pods, after, upto, predicates)
@@ -68,26 +75,53 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
                     frozenset(p for p, sign in changed if sign > 0),
                     frozenset(p for p, sign in changed if sign < 0))
     sql = R.render(plan, tables, len(pods), known)
-    if sql is None:
-        return 0, size
-    # JIT compiles a statement this size for seconds; it runs in milliseconds (note 88)
-    conn.execute(text("SET LOCAL jit = off"))
-    grown, largest = conn.execute(text(sql), {"pods": pods}).one()
-    if max_rows is not None and largest > max_rows:
-        raise ViewTooLarge(f"one of its nodes changes by {largest:,} rows at once; "
-                           f"the limit is {max_rows:,}")
+    grown = 0
+    if sql is not None:
+        # JIT compiles a statement this size for seconds; it runs in milliseconds (note 88)
+        conn.execute(text("SET LOCAL jit = off"))
+        grown, largest = execute(conn, sql, pods, size)
+        if max_rows is not None and largest > max_rows:
+            raise ViewTooLarge(f"one of its nodes changes by {largest:,} rows at once; "
+                               f"the limit is {max_rows:,}")
+    if size > PREPARED_UPTO:  # a large ΔG's pages are not kept under the small batches' plans
+        conn.execute(text(f"TRUNCATE {R.DG}"))
     return int(grown), size
+
+
+def execute(conn: Connection, sql: str, pods: list[int], size: int) -> tuple[int, int]:
+    """The rendered statement's row for a ΔG of ``size`` triples. A small
+    batch's statement runs prepared, named by its text with the pods inlined
+    (no parameter: Postgres plans it once for the session; note 127).
+    Whether the session holds it is asked each time: psycopg deallocates
+    every prepared statement of a session on a rollback (to a savepoint too)
+    or a DROP when it has prepared some of its own."""
+    if size > PREPARED_UPTO:
+        grown, largest = conn.execute(text(sql), {"pods": pods}).one()
+        return grown, largest
+    sql = sql.replace(R.PODS, f"CAST('{{{','.join(str(int(p)) for p in pods)}}}' AS bigint[])")
+    name = "pv_" + hashlib.blake2b(sql.encode(), digest_size=12).hexdigest()
+    if not conn.execute(text("SELECT EXISTS (SELECT FROM pg_prepared_statements WHERE name = :n)"),
+                        {"n": name}).scalar():
+        conn.execute(text(f"PREPARE {name} AS {sql}"))
+        for old in conn.execute(text(
+                "SELECT name FROM pg_prepared_statements WHERE name LIKE 'pv\\_%' "
+                "ORDER BY prepare_time DESC, name OFFSET :kept"), {"kept": PREPARED_KEPT}).scalars().all():
+            conn.execute(text(f"DEALLOCATE {old}"))
+    grown, largest = conn.execute(text(f"EXECUTE {name}")).one()
+    return grown, largest
 
 
 def stage(conn: Connection, pods: list[int], after: int, upto: int,
           predicates: list[int] | None) -> dict[tuple[int, int], int]:
     """ΔG of the view's input over (after, upto] in the session's temporary
-    table ``pv_dg`` (emptied at commit); its triples by (predicate, sign)."""
-    conn.execute(text(f"CREATE TEMP TABLE IF NOT EXISTS {R.DG} (s bigint NOT NULL, "
-                      "p bigint NOT NULL, o bigint NOT NULL, sign int NOT NULL, PRIMARY KEY (p, s, o)) "
-                      "ON COMMIT DELETE ROWS"))
+    table ``pv_dg`` (the previous batch's rows deleted first); its triples
+    by (predicate, sign). Not emptied at commit: that truncation would make
+    Postgres plan the prepared statements that read it again (note 127)."""
+    conn.execute(text(f"DO $$ BEGIN CREATE TEMP TABLE IF NOT EXISTS {R.DG} (s bigint NOT NULL, "
+                      "p bigint NOT NULL, o bigint NOT NULL, sign int NOT NULL, PRIMARY KEY (p, s, o)); "
+                      f"DELETE FROM {R.DG}; END $$"))
     rows = conn.execute(text(
-        f"WITH gone AS (DELETE FROM {R.DG}), ins AS (INSERT INTO {R.DG} (s, p, o, sign) "
+        f"WITH ins AS (INSERT INTO {R.DG} (s, p, o, sign) "
         f"{changes.DELTA_G} RETURNING p, sign) SELECT p, sign, count(*) FROM ins GROUP BY p, sign"),
         changes.net_parameters(pods, after, upto, predicates)).all()
     return {(int(p), int(sign)): int(n) for p, sign, n in rows}
