@@ -172,18 +172,16 @@ class Renderer:
             raise NotRendered("a triple pattern of a named graph")
         a = self.alias()
         conds: list[str] = []
+        k = self.known
         if source == "old" and not A.is_var(tp.p) and \
-                self.old_graph(tp.p) == "pod_triples":
+                not k.changed(tp.p, k.inserted) and not k.changed(tp.p, k.deleted):
             source = "new"  # ΔG has no triple with its predicate: G' is G
         if source == "new":
             sql = f"pod_triples AS {a}"
             conds.append(f"{a}.pod_id = ANY({PODS})")
-            if self.multi_pod:  # a triple in several pods is one triple (decision 5)
-                conds.append(f"NOT EXISTS (SELECT 1 FROM pod_triples u WHERE "
-                             f"u.pod_id = ANY({PODS}) AND u.pod_id < {a}.pod_id AND "
-                             f"u.s = {a}.s AND u.p = {a}.p AND u.o = {a}.o)")
+            conds += self._one_per_pod(a)
         elif source == "old":
-            sql = f"{self.old_graph(tp.p)} AS {a}"
+            sql, conds = self._old_graph(tp.p, a)
         else:
             sql = f"{DG} AS {a}"
         cols: dict[str, str] = {}
@@ -202,23 +200,34 @@ class Renderer:
         """A constant's id (-1, matching nothing, when the dictionary lacks it)."""
         return str(self.known.ids.get(t, -1))  # type: ignore[call-overload]
 
-    def old_graph(self, p: object) -> str:
-        """G, the pods' graph before the batch, as a FROM item for a pattern
-        with predicate ``p``: G' where ΔG has no triple with it."""
+    def _one_per_pod(self, a: str) -> list[str]:
+        """A triple in several of the view's pods counted once (decision 5):
+        only from the first pod holding it."""
+        if not self.multi_pod:
+            return []
+        return [f"NOT EXISTS (SELECT 1 FROM pod_triples u WHERE u.pod_id = ANY({PODS}) AND "
+                f"u.pod_id < {a}.pod_id AND u.s = {a}.s AND u.p = {a}.p AND u.o = {a}.o)"]
+
+    def _old_graph(self, p: object, a: str) -> tuple[str, list[str]]:
+        """G, the pods' graph before the batch (G' − ΔG⁺ + ΔG⁻), as a FROM
+        item named ``a`` for a pattern with predicate ``p``, and its
+        conditions. The deleted triples come back through a UNION ALL whose
+        branches are bare tables (ΔG's rows with pod NULL, G's with sign 0):
+        Postgres makes it an append relation only then, and probes
+        pod_triples' indexes with the join's keys instead of reading every
+        triple with the predicate (Q3: 12.4 → 0.4 ms, note 128); every
+        condition stays outside, on ``a``."""
         k = self.known
-        if not k.changed(p, k.inserted) and not k.changed(p, k.deleted):
-            return "pod_triples"
-        dedupe = (" AND NOT EXISTS (SELECT 1 FROM pod_triples u WHERE u.pod_id = ANY("
-                  f"{PODS}) AND u.pod_id < x.pod_id AND u.s = x.s AND u.p = x.p AND "
-                  "u.o = x.o)") if self.multi_pod else ""
-        gone = (f" AND NOT EXISTS (SELECT 1 FROM {DG} d WHERE d.sign > 0 AND d.s = x.s AND "
-                "d.p = x.p AND d.o = x.o)") if k.changed(p, k.inserted) else ""
-        # both branches of the UNION ALL have the same column types, so Postgres
-        # flattens it and probes pod_triples' indexes with the join's keys
-        back = (f" UNION ALL SELECT d.s, d.p, d.o FROM {DG} d WHERE d.sign < 0"
-                ) if k.changed(p, k.deleted) else ""
-        return (f"(SELECT x.s, x.p, x.o FROM pod_triples x WHERE "
-                f"x.pod_id = ANY({PODS}){dedupe}{gone}{back})")
+        conds = [f"{a}.pod_id = ANY({PODS})"]
+        sql = f"pod_triples AS {a}"
+        if k.changed(p, k.deleted):
+            sql = (f"(SELECT x.pod_id, x.s, x.p, x.o, 0 AS sign FROM pod_triples x UNION ALL "
+                   f"SELECT NULL::bigint, d.s, d.p, d.o, d.sign FROM {DG} d) AS {a}")
+            conds = [f"({a}.pod_id = ANY({PODS}) OR {a}.sign < 0)", f"{a}.sign <= 0"]
+        if k.changed(p, k.inserted):  # a deleted triple is not inserted too: ΔG is net
+            conds.append(f"NOT EXISTS (SELECT 1 FROM {DG} d WHERE d.sign > 0 AND d.s = {a}.s "
+                         f"AND d.p = {a}.p AND d.o = {a}.o)")
+        return sql, conds + self._one_per_pod(a)
 
     def delta(self, n: P.Node) -> Rel:
         """ΔQ of a rendered node: its CTE (no alternative when empty)."""
