@@ -205,8 +205,8 @@ class Renderer:
         only from the first pod holding it."""
         if not self.multi_pod:
             return []
-        return [f"NOT EXISTS (SELECT 1 FROM pod_triples u WHERE u.pod_id = ANY({PODS}) AND "
-                f"u.pod_id < {a}.pod_id AND u.s = {a}.s AND u.p = {a}.p AND u.o = {a}.o)"]
+        return [(f"NOT EXISTS (SELECT 1 FROM pod_triples u WHERE u.pod_id = ANY({PODS}) AND "
+                 f"u.pod_id < {a}.pod_id AND u.s = {a}.s AND u.p = {a}.p AND u.o = {a}.o)")]
 
     def _old_graph(self, p: object, a: str) -> tuple[str, list[str]]:
         """G, the pods' graph before the batch (G' − ΔG⁺ + ΔG⁻), as a FROM
