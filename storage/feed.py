@@ -37,20 +37,28 @@ class Retention:
     seconds: float = 7 * 24 * 3600.0
 
 
+def capture_call(view: str, root: str) -> str:
+    """The SQL expression that turns the capture on for the transaction,
+    for the view and root given as SQL expressions: in one call, the
+    session's capture table made where missing (once per session, emptied
+    at each commit) and the settings (migrations 0015, 0016)."""
+    return f"podviews_feed_capture(CAST({view} AS text) || ':' || {root})"
+
+
 def capture(conn: Connection, view: int, root: str) -> None:
     """Until the transaction ends, changes to the view's root tables are
-    captured, and a root table created for ``root`` is watched."""
-    # one round trip: the session's capture table made where missing (once
-    # per session, emptied at each commit) and the settings (migration 0015)
-    conn.execute(text("SELECT podviews_feed_capture(:r)"), {"r": f"{view}:{root}"})
+    captured, and a root table created for ``root`` is watched (a job's
+    lock on its view does it in the lock's statement: ``capture_call``)."""
+    conn.execute(text(f"SELECT {capture_call(':v', ':r')}"), {"v": view, "r": root})
 
 
 def forget(conn: Connection, view: int, root: str | None) -> None:
     """The rows of the view's root tables as captured removals, before the
     tables are dropped (a rebuild: the new root's rows arrive as additions)."""
     for name, variables in krel.tables(conn, view).get(root or "", {}).values():
-        conn.execute(text(f"INSERT INTO pg_temp.feed_capture SELECT CAST(:vars AS text), "
-                          f"to_jsonb(t) - 'k', -t.k FROM \"{name}\" t"),
+        ids = ", ".join(f"t.{c}" for c in krel.column_names(variables))
+        conn.execute(text(f"INSERT INTO pg_temp.feed_captured SELECT CAST(:vars AS text), "
+                          f"ARRAY[{ids}]::bigint[], -t.k FROM \"{name}\" t"),
                      {"vars": json.dumps(variables)})
 
 
@@ -62,24 +70,25 @@ def start(conn: Connection, view: int, root: str, seq: int) -> None:
     conn.execute(text("UPDATE views SET feed_floor = :s WHERE id = :v"), {"s": seq, "v": view})
 
 
-# The captured changes netted per binding ({variable: term id}); the
-# bindings whose count moved are stored at :s, removals first; then the
-# feed compacted by retention — in one statement (three round trips a job
-# less, design note 122). The capture is consumed only when :s is after the
+# The captured changes netted per (variables, term ids) — the JSON binding
+# ({variable: term id}) built only for those whose count moved (design
+# note 130); they are stored at :s, removals first; then the feed
+# compacted by retention — in one statement (three round trips a job less,
+# design note 122). The capture is consumed only when :s is after the
 # view's last delta (``last``); else nothing is written and the caller
 # decides (``record``). The new head is not visible to the statement's
 # snapshot, so the count cut skips one row less when it was written; it is
 # never older than the age cut.
 _RECORD = """
 WITH last AS (SELECT max(seq) AS seq FROM view_changes WHERE view_id = :v),
-c AS (DELETE FROM pg_temp.feed_capture WHERE :s > coalesce((SELECT seq FROM last), -1)
+c AS (DELETE FROM pg_temp.feed_captured WHERE :s > coalesce((SELECT seq FROM last), -1)
   RETURNING vars, ids, k),
-d AS (
-  SELECT (SELECT coalesce(jsonb_object_agg(CAST(c.vars AS jsonb) ->> CAST(substr(e.key, 2) AS int),
-                                           e.value), '{}'::jsonb)
-          FROM jsonb_each(c.ids) e WHERE e.key <> 'unit') AS binding, c.k
-  FROM c),
-net AS (SELECT binding, sum(k) AS k FROM d GROUP BY binding HAVING sum(k) <> 0),
+moved AS (SELECT vars, ids, sum(k) AS k FROM c GROUP BY vars, ids HAVING sum(k) <> 0),
+net AS (
+  SELECT (SELECT coalesce(jsonb_object_agg(v.name, moved.ids[v.i]), '{}'::jsonb)
+          FROM jsonb_array_elements_text(CAST(moved.vars AS jsonb)) WITH ORDINALITY
+               AS v(name, i)) AS binding, moved.k
+  FROM moved),
 head AS (INSERT INTO view_changes (view_id, seq, added, removed)
   SELECT :v, :s, coalesce(sum(k) FILTER (WHERE k > 0), 0), coalesce(-sum(k) FILTER (WHERE k < 0), 0)
   FROM net HAVING count(*) > 0 RETURNING added, removed),
@@ -109,7 +118,7 @@ def record(conn: Connection, view: int, seq: int, retention: Retention) -> tuple
     keys = {"v": view, "s": seq, "age": retention.seconds, "keep": max(retention.changes, 1)}
     found = conn.execute(text(_RECORD), keys).one()
     if found.last is not None and seq <= found.last:
-        if not conn.execute(text("SELECT EXISTS (SELECT 1 FROM pg_temp.feed_capture)")).scalar():
+        if not conn.execute(text("SELECT EXISTS (SELECT 1 FROM pg_temp.feed_captured)")).scalar():
             return 0, 0
         compact(conn, view, int(found.last), floor=seq)
         found = conn.execute(text(_RECORD), keys).one()

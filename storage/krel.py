@@ -93,7 +93,7 @@ def create(conn: Connection, view: int, node: str, schema: Schema) -> Table:
 
 def watch(conn: Connection, name: str, variables: list[str]) -> None:
     """The capture triggers on a root table: its row changes go to the job's
-    capture table while capture is on (``podviews_capture``, migration 0011)."""
+    capture table while capture is on (``podviews_capture``, migrations 0011 and 0016)."""
     arg = json.dumps(variables).replace("'", "''")
     for op, refs in (("INSERT", "NEW TABLE AS new_rows"),
                      ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),

@@ -8,6 +8,7 @@ from sqlalchemy import Connection, Row, text
 
 from storage import krel
 from storage.consents import CONSENTED, READABLE, UNSETTLED
+from storage.feed import capture_call as feed_capture
 
 
 def create_view(conn: Connection, consumer: int, name: str, query: str,
@@ -44,11 +45,17 @@ def lock_view(conn: Connection, view: int, batch: bool = False) -> Row | None:
     applied or not), ``unsettled`` (a consent reaching it is not applied
     to it: ``consents.settle`` has work), ``tables`` (its K-relation tables: rows of
     ``krel.by_node``) and, with ``batch`` and the view ready, ``batch``: the
-    size of its batch up to ``upto`` (else NULL)."""
+    size of its batch up to ``upto`` (else NULL).
+
+    A view that has had a state has a change feed: the statement also turns
+    on the capture of its ΔV for the transaction (``storage.feed.capture``,
+    with the root its state was built with; ``captured`` says it did), a
+    round trip a job less (design note 130)."""
     readable = READABLE.format(view="v.id")
     size = _BATCH.format(pods=readable) if batch else "NULL"
     return conn.execute(text(
-        f"SELECT {_COLUMNS}, "
+        f"SELECT {_COLUMNS}, (CASE WHEN v.plan_fingerprint IS NOT NULL THEN "
+        f" {feed_capture('v.id', 'v.root_node')} END) IS NOT NULL AS captured, "
         " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
         f" ARRAY({readable}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
         " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "

@@ -138,9 +138,9 @@ def run(conn: Connection, job: queue.Job, router: Router, limits: Limits,
     c = compiled(row.query)
     r = Run(conn, job, row, c.plan, router, limits, base, view_spec(c, row))
     kind = JobKind(job.kind)
-    fed = row.plan_fingerprint is not None  # the view has had a state: it has a feed
-    if fed:
-        feed.capture(conn, row.id, r.plan.root.id)
+    fed = row.captured  # the view has had a state: it has a feed, its capture on (the lock's)
+    if fed and r.plan.root.id != row.root_node:
+        feed.capture(conn, row.id, r.plan.root.id)  # a new plan: its root's new tables watched
     if kind is not JobKind.BACKFILL and row.plan_fingerprint not in (None, r.plan.fingerprint):
         outcome = backfill(r)  # the plan changed under the view: rebuilt, never maintained
     elif kind is not JobKind.BACKFILL and row.status in ("backfilling", "rebuilding"):

@@ -122,6 +122,26 @@ def test_a_changed_plan_rebuilds_the_view(migrated: str,
     stored_nodes = {n.id for n in new_plan.nodes if new_plan.stored(n)}
     with engine.connect() as c:
         assert set(krel.tables(c, view)) <= stored_nodes
+        # the feed follows the new root: its tables watched, the rebuild's delta
+        # the old results out and the new in, and the next write's delta recorded
+        roots = [name for name, _ in krel.tables(c, view)[new_plan.root.id].values()]
+        watched = c.execute(sa.text(
+            "SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "WHERE t.tgname = 'feed_insert' AND c.relname = ANY(:n)"), {"n": roots}).scalars()
+        assert sorted(watched) == sorted(roots)
+    last = _feed_total(engine, view)
+    _write(engine, pod, "r3", 4)
+    drain(engine)
+    with engine.connect() as c:
+        assert _feed_total(engine, view) > last
+        assert catalog.results(c, views_repo.view_row(c, view)) == verify.scratch(c, view)
+
+
+def _feed_total(engine: sa.Engine, view: int) -> int:
+    """The rows of the view's recorded deltas, in all."""
+    with engine.connect() as c:
+        return int(c.execute(sa.text("SELECT count(*) FROM view_change_rows WHERE view_id = :v"),
+                             {"v": view}).scalar_one())
 
 
 def test_a_new_engine_checks_every_view_at_start(migrated: str, next_run: Callable[[], None],

@@ -60,6 +60,7 @@ from server.tools.bench.pipeline import (
     drain,
     fresh_database,
     q1_params,
+    timed_drain,
     update_stream,
 )
 from server.tools.oracle import OxTimes, our_rows, ox_quad, ox_solutions, ox_times, oxigraph_rows
@@ -286,9 +287,7 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, router: Router
     with progress(f"{name}, {data_name}, {executor}: updates", len(steps)) as advance:
         for kind, add, remove in steps:
             pod.change(add, remove)
-            t = time.perf_counter()
-            drain(engine, router)
-            times[kind] = (time.perf_counter() - t) * 1000
+            times[kind] = timed_drain(engine, router)[1]
             theirs[kind] = ox_times(pod.store, text)
             with engine.begin() as c:  # as drain's: the worker's prepared statements kept
                 got = our_rows(whole, catalog.view_results(c, view), q.variables)

@@ -22,7 +22,7 @@ from rdflib import URIRef
 from server.api.views.service import register_view
 from server.maintenance import verify
 from server.maintenance.router import Router
-from server.tools.bench.pipeline import bench_pod, drain, fresh_database
+from server.tools.bench.pipeline import bench_pod, drain, fresh_database, timed_drain
 from server.tools.oracle import our_rows, ox_times, oxigraph_rows
 from storage import catalog, krel, pods
 from views.compile import compile_query
@@ -151,9 +151,7 @@ def _pipeline(server_url: str, executor: str, edges: set[tuple],
         drain(engine, router)  # the backfill, not timed
         with engine.begin() as c:
             pods.put_resource(c, pod, "edges", after)
-        t = time.perf_counter()
-        drain(engine, router)
-        inc = (time.perf_counter() - t) * 1000
+        inc = timed_drain(engine, router)[1]
         with engine.connect() as c:
             got = catalog.view_results(c, view)
             t = time.perf_counter()
