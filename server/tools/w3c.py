@@ -128,9 +128,13 @@ def run_test(test: W3CTest, mode: str, seed: int, sql: Pipeline | None = None) -
         return Outcome(test.id, "unsupported", test.unsupported)
     try:
         text = test.query.read_text(encoding="utf-8")
-        q = compile_query(text, base=test.query.as_uri()).query
+        c = compile_query(text, base=test.query.as_uri())
+        q = c.query
         quads = _dataset_quads(test, q)
         expected = _expected_graph(test) if q.form == "CONSTRUCT" else _expected(test)
+        if isinstance(expected, Expected) and (missed := _unschemed(expected, c.schemas)):
+            return Outcome(test.id, "failed", f"an expected solution binds {missed}: not a "
+                                              "schema inferred for the query")
         rng = random.Random(f"{seed}:{test.id}")
         if mode == "scratch":
             ds = Dataset()
@@ -231,6 +235,16 @@ def _expected(test: W3CTest) -> Expected:
         return Expected([], ask=bool(r.askAnswer))
     rows = [{str(v): t for v, t in b.items() if t is not None} for b in r.bindings]
     return Expected(rows, textual=fmt == "csv")
+
+
+def _unschemed(expected: Expected, schemas: frozenset) -> list[str] | None:
+    """The variables of an expected solution whose set is not one of the
+    schemas inferred for the query (``views.schemas``: they bound the
+    K-relation tables), or None."""
+    for row in expected.bindings:
+        if frozenset(row) not in schemas:
+            return sorted(row)
+    return None
 
 
 RS = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/result-set#")

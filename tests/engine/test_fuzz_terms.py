@@ -37,15 +37,21 @@ def fuzz_settings(examples: int):  # type: ignore[no-untyped-def]
 
 
 class InMemory:
-    """The case's view maintained by the engine's rules in memory."""
+    """The case's view maintained by the engine's rules in memory; every
+    solution's variables are one of the schemas inferred at compile
+    (``views.schemas``, which bounds a view's K-relation tables)."""
 
     def __init__(self, case: Case) -> None:
-        q = compiled(PREFIXES + case.query).query
+        c = compiled(PREFIXES + case.query)
         self.ds = Dataset()
-        self.view = Maintainer(plan_of(q.pattern), self.ds)
+        self.view = Maintainer(plan_of(c.query.pattern), self.ds)
+        self.schemas = c.schemas
 
     def __call__(self, changes: Changes) -> KSet:
         self.view.apply(self.ds.apply(changes))
+        seen = {frozenset(dict(m)) for m in self.view.result}
+        assert seen <= self.schemas, f"schemas {sorted(map(sorted, seen - self.schemas))} " \
+            f"not inferred (inferred: {sorted(map(sorted, self.schemas))})"
         return self.view.result
 
 

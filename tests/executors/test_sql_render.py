@@ -237,3 +237,33 @@ def test_the_view_says_where_its_batches_run(migrated: str) -> None:
     assert placements(Router(mode="sql", render_from_rows=1), 3)[optional] == \
         "sql: one rendered statement per batch"
     engine.dispose()
+
+
+def test_a_view_with_too_many_schemas_to_render_runs_in_the_interpreter(migrated: str) -> None:
+    """Each BIND doubles a node's possible schemas for the renderer, which
+    makes a table per schema before the first batch; past ``MAX_SCHEMAS``
+    the view runs in the interpreter (tables for the schemas that occur),
+    named so, and stays equal to its evaluation from scratch."""
+    from server.executors.sql.shape import MAX_SCHEMAS
+    binds = " ".join(f"BIND(?y + {i} AS ?c{i})" for i in range(8))  # 2^8 schemas to render
+    query = P + f"SELECT * WHERE {{ ?x :p ?y {binds} }}"
+    engine = sa.create_engine(migrated)
+    with engine.begin() as c:
+        consumer = pods.create_agent(c, "urn:c", "consumer", b"c")
+        owner = pods.create_agent(c, "urn:o", "owner", b"o")
+        pod = pods.create_pod(c, "pod", owner)
+        record_grant(c, pod, consumer)
+        view = register_view(c, consumer, "binds", query)
+    router = Router(mode="sql", render=True)
+    for i, o in enumerate((Literal(1), Literal("one"), URIRef(EX + "o"))):  # + errs on two
+        with engine.begin() as c:
+            pods.put_resource(c, pod, f"r{i}", {(URIRef(EX + f"s{i}"), URIRef(EX + "p"), o)})
+        while jobs.run_one(engine, "test", router):
+            pass
+        assert describe(engine, Principal("admin"), view).placement == \
+            "sql: interpreter, a node SQL does not render: its solutions may have more " \
+            f"than {MAX_SCHEMAS} schemas"
+        with engine.connect() as c:
+            got = catalog.view_results(c, view)
+            assert got == verify.scratch(c, view) and len(got) == i + 1
+    engine.dispose()

@@ -28,6 +28,18 @@ class NotRendered(Exception):
     """The node has no SQL rendering; its view runs in the interpreter."""
 
 
+# A rendered node has a table per schema, made before its first batch; past
+# this many its view runs in the interpreter, which makes the tables of the
+# schemas its solutions have (the count is checked before the sets are built:
+# a group of 17 optional variables has 2^17)
+MAX_SCHEMAS = 64
+
+
+def _within(count: int) -> None:
+    if count > MAX_SCHEMAS:
+        raise NotRendered(f"its solutions may have more than {MAX_SCHEMAS} schemas")
+
+
 @dataclass(frozen=True)
 class Shape:
     vars: frozenset[str]  # bound in some solution
@@ -57,6 +69,7 @@ def shape(n: P.Node) -> Shape:
             return Shape(vs, vs, frozenset({vs}), vs)  # type: ignore[arg-type]
         case P.Join():
             left, right = shape(n.left), shape(n.right)
+            _within(len(left.schemas) * len(right.schemas))
             return Shape(left.vars | right.vars, left.certain | right.certain,
                          frozenset(a | b for a in left.schemas for b in right.schemas),
                          joined_iris(left, right))
@@ -64,6 +77,7 @@ def shape(n: P.Node) -> Shape:
             return shape(n.left)
         case P.Union():
             left, right = shape(n.left), shape(n.right)
+            _within(len(left.schemas) + len(right.schemas))
             iris = frozenset(v for v in left.vars | right.vars
                              if (v in left.iris or v not in left.vars)
                              and (v in right.iris or v not in right.vars))
@@ -73,6 +87,7 @@ def shape(n: P.Node) -> Shape:
             return shape(n.child)
         case P.Extend():
             c = shape(n.child)
+            _within(2 * len(c.schemas))
             return Shape(c.vars | {n.var}, c.certain, c.schemas | frozenset(
                 s | {n.var} for s in c.schemas), c.iris - {n.var})
         case P.Project():
@@ -82,6 +97,7 @@ def shape(n: P.Node) -> Shape:
         case P.Group():
             keys = frozenset(e.name for e in n.keys if isinstance(e, A.Var))
             aggs = frozenset(a.var for a in n.aggregates)
+            _within(2 ** min(len(keys) + len(aggs), 64))
             schemas = frozenset(k | a for k in subsets(keys) for a in subsets(aggs))
             return Shape(keys | aggs, frozenset(), schemas, frozenset())
         case P.Closure():  # the pair's ends (and graph); an end may be a literal
