@@ -5,8 +5,10 @@ becomes patterns the engine already maintains, plus ``Closure`` for ``+``.
   fresh hidden variable and ``p1|p2`` is a union, both keeping duplicates
   (bag semantics, as the spec's translation to BGPs and UNION does).
 - ``!(p1|…|^q1|…)`` is a triple pattern with a fresh predicate variable and
-  a ``NOT IN`` filter on it (reversed for the ``^`` members; a union when
-  both kinds are present).
+  a ``NOT IN`` filter on it (reversed for the ``^`` members), projected to
+  the ends and made a set (§18.4 defines NPS by ∃ p ∉ S: two predicates
+  between the same ends give one solution); a union when both kinds are
+  present (the translation's alternative).
 - ``p+`` is a ``Closure`` over the edge relation of ``p``; ``p*`` and ``p?``
   are the zero-length pairs united with ``p+`` (resp. ``p``), projected to
   the ends and made a set (§18.4: ALP and ZeroOrOnePath are sets).
@@ -100,12 +102,16 @@ class _Expander:
         raise TypeError(path)
 
     def negated(self, s: A.Slot, path: A.NegSet, o: A.Slot) -> A.Pattern:
+        """§18.4: each direction's NPS is a set — a pair of ends once however
+        many predicates outside the set link them (∃ p ∉ S) — and the two
+        directions of ``!(p|^q)`` are an alternative, a union."""
         parts: list[A.Pattern] = []
         for names, a, b in ((path.fwd, s, o), (path.inv, o, s)):
             if names or not (path.fwd or path.inv):
                 v = next(self.fresh)
-                parts.append(A.Filter(expr=A.Call(fn="NOT IN", args=(
-                    A.Var(name=v), *(A.Const(term=t) for t in names))), p=self.triple(a, v, b)))
+                linked = A.Filter(expr=A.Call(fn="NOT IN", args=(
+                    A.Var(name=v), *(A.Const(term=t) for t in names))), p=self.triple(a, v, b))
+                parts.append(A.Distinct(p=A.Project(p=linked, vars=self.ends(s, o))))
         if len(parts) == 1:
             return parts[0]
         return A.Union_(left=parts[0], right=parts[1])

@@ -55,12 +55,13 @@ class PathEval:
         return self._matches(s, p, o, ())
 
     def _negated(self, s: A.Slot, path: A.NegSet, o: A.Slot) -> KSet:
-        """§18.4 NPS: a triple whose predicate is not excluded (forward), or
-        a reversed one (inverse members)."""
+        """§18.4 NPS: the ends of a triple whose predicate is not excluded
+        (forward), or of a reversed one (inverse members) — each direction a
+        set, { μ | ∃ triple(μ(x), p, μ(y)), p ∉ S }, the two united."""
         out: KSet = {}
         for excluded, a, b in ((path.fwd, s, o), (path.inv, o, s)):
             if excluded:
-                add_into(out, self._matches(a, None, b, excluded).items())
+                add_into(out, ((m, 1) for m in self._matches(a, None, b, excluded)))
         return out
 
     def _matches(self, s: A.Slot, p: Identifier | None, o: A.Slot,

@@ -15,6 +15,14 @@ One deviation of pyoxigraph is excluded, by class (as in
   issue asks). A case whose path has such an alternative outside ``*``,
   ``+`` and ``?`` (which make sets in both engines) is compared as a set of
   solutions and never counted.
+- D12. pyoxigraph 0.5 counts a negated property set's solutions once per
+  matching triple when an end is free (``?x !:r :b`` over ``:a :p :b`` and
+  ``:a :q :b`` gives ``?x = :a`` twice) and once when both ends are bound;
+  SPARQL 1.1 §18.4 defines NPS as a set, { μ | ∃ triple(μ(x), p, μ(y)) in G,
+  p ∉ S }, as the engine does (the same definition W3C sparql-query pull
+  request 420 writes out). A case with a negated set outside ``*``, ``+``
+  and ``?`` is compared as a set of solutions, like D10's; the multiplicity
+  itself is tested against the spec in tests/engine/test_paths.py.
 - D11. pyoxigraph 0.5 gives a constant end that is in no triple no
   zero-length path (``<z> :p* ?o`` is empty); SPARQL 1.1 §18.4 does (ALP(x)
   holds x), as the engine and the reference evaluator do (tested against
@@ -52,9 +60,9 @@ ANCHORS = ((URIRef(EX + "a"), _A, URIRef(EX + "b")), (URIRef(EX + "c"), _A, URIR
            (URIRef(EX + "e"), _A, Literal("1")))  # D11
 
 Path = tuple[str, bool]  # the path's text; whether a bag alternative is outside *, +, ?
-_LEAF = st.sampled_from(((":p", False), (":q", False), (":r", False), ("!:p", False),
-                         ("!(:p|^:q)", True), ("!^:r", False), ("(:p|:q)", True),
-                         ("!(:p|:q)", False)))
+_LEAF = st.sampled_from(((":p", False), (":q", False), (":r", False), ("!:p", True),
+                         ("!(:p|^:q)", True), ("!^:r", True), ("(:p|:q)", True),
+                         ("!(:p|:q)", True)))  # True: D10 or D12
 
 
 def _compose(inner: st.SearchStrategy[Path]) -> st.SearchStrategy[Path]:

@@ -89,6 +89,13 @@ A, Z = URIRef(EX + "a"), URIRef(EX + "z")
     # D10: an alternative is a Union, a multiset (§18.4)
     (f"SELECT * {{ ?s <{P}>|<{P}> ?o }}", [[("o", EX + "a"), ("s", EX + "a")]] * 2),
     (f"SELECT * {{ ?s <{P}>|<{Q}> ?o }}", [[("o", EX + "a"), ("s", EX + "a")]] * 2),
+    # D12: a negated property set is a set, ∃ p ∉ S (§18.4): a and a are linked
+    # by p and by q, one solution; each direction of !(r|^r) a set, the two a union
+    (f"SELECT * {{ ?s !<{EX}r> ?o }}", [[("o", EX + "a"), ("s", EX + "a")]]),
+    (f"SELECT * {{ ?s !^<{EX}r> ?o }}", [[("o", EX + "a"), ("s", EX + "a")]]),
+    (f"SELECT * {{ <{EX}a> !<{EX}r> <{EX}a> }}", [[]]),
+    (f"SELECT * {{ ?s !<{EX}r>/<{P}> ?o }}", [[("o", EX + "a"), ("s", EX + "a")]]),
+    (f"SELECT * {{ ?s !(<{EX}r>|^<{EX}r>) ?o }}", [[("o", EX + "a"), ("s", EX + "a")]] * 2),
     # set semantics of * and the zero-length pairs over the graph's terms
     (f"SELECT * {{ ?s (<{P}>|<{Q}>)* ?o }}",
      [[("o", EX + "a"), ("s", EX + "a")], [("o", "1"), ("s", "1")]]),
