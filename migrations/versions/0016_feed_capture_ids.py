@@ -45,15 +45,18 @@ BEGIN
 END $$
 """
 
-# a new name for the session's capture table: a session that made the old
-# one (JSONB ids) before the upgrade keeps it, unused
-START = """
+
+def _start(table: str, ids: str) -> str:
+    """The function a job calls to turn the capture on (migration 0015), with
+    the session's capture table ``table`` holding ids as ``ids``."""
+    return f"""
 CREATE OR REPLACE FUNCTION podviews_feed_capture(root text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-  CREATE TEMP TABLE IF NOT EXISTS feed_captured (vars TEXT NOT NULL, ids BIGINT[] NOT NULL,
-                                                 k BIGINT NOT NULL) ON COMMIT DELETE ROWS;
+  CREATE TEMP TABLE IF NOT EXISTS {table} (vars TEXT NOT NULL, ids {ids} NOT NULL,
+                                           k BIGINT NOT NULL) ON COMMIT DELETE ROWS;
   PERFORM set_config('podviews.capture', 'on', true), set_config('podviews.feed_root', root, true);
 END $$"""
+
 
 OLD_CAPTURE = """
 CREATE OR REPLACE FUNCTION podviews_capture() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -71,20 +74,14 @@ BEGIN
 END $$
 """
 
-OLD_START = """
-CREATE OR REPLACE FUNCTION podviews_feed_capture(root text) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-  CREATE TEMP TABLE IF NOT EXISTS feed_capture (vars TEXT NOT NULL, ids JSONB NOT NULL,
-                                                k BIGINT NOT NULL) ON COMMIT DELETE ROWS;
-  PERFORM set_config('podviews.capture', 'on', true), set_config('podviews.feed_root', root, true);
-END $$"""
-
 
 def upgrade() -> None:
+    # a new name for the session's capture table: a session that made the old
+    # one (JSONB ids) before the upgrade keeps it, unused
     op.execute(CAPTURE)
-    op.execute(START)
+    op.execute(_start("feed_captured", "BIGINT[]"))
 
 
 def downgrade() -> None:
-    op.execute(OLD_CAPTURE)
-    op.execute(OLD_START)
+    op.execute(OLD_CAPTURE)  # migration 0011's, as it was: migrations stay as they ran
+    op.execute(_start("feed_capture", "JSONB"))

@@ -25,6 +25,7 @@ from server.executors.sql.run import placement
 from server.maintenance import jobs, verify
 from server.maintenance.router import Router
 from storage import catalog, pods, queue
+from tests.maintenance.test_pipeline import setup
 from views.compile import compile_query
 
 EX = "http://ex/"
@@ -108,11 +109,8 @@ def test_minus_unblocks_when_the_right_mapping_grows(migrated: str) -> None:
     the new ?c is incompatible. The old row's delta must count only the
     exact mapping, not the extended one (which once kept it blocked)."""
     engine = sa.create_engine(migrated)
+    pod, consumer = setup(engine)
     with engine.begin() as c:
-        consumer = pods.create_agent(c, "urn:c", "consumer", b"c")
-        owner = pods.create_agent(c, "urn:o", "owner", b"o")
-        pod = pods.create_pod(c, "pod", owner)
-        record_grant(c, pod, consumer)
         view = register_view(c, consumer, "minus-optionals", RENDERED["minus-optionals"])
     e = {n: URIRef(EX + n) for n in ["a", "b1", "c1", "c2", "d", "p", "q", "r", "x"]}
     base = {(e["x"], e["p"], e["b1"]), (e["x"], e["q"], e["c1"]),
@@ -134,11 +132,8 @@ def test_small_batches_reuse_statements_prepared_on_the_connection(
     equal scratch throughout); a larger batch is planned for itself; a
     session keeps at most ``PREPARED_KEPT``."""
     engine = sa.create_engine(migrated, pool_size=1, max_overflow=2)  # the jobs share one session
+    pod, consumer = setup(engine)
     with engine.begin() as c:
-        consumer = pods.create_agent(c, "urn:c", "consumer", b"c")
-        owner = pods.create_agent(c, "urn:o", "owner", b"o")
-        pod = pods.create_pod(c, "pod", owner)
-        record_grant(c, pod, consumer)
         views = {name: register_view(c, consumer, name, RENDERED[name])
                  for name in ("bgp-join", "optional", "minus")}
     drain(engine)
@@ -207,11 +202,8 @@ def test_the_view_says_where_its_batches_run(migrated: str) -> None:
     through the interpreter, named with the reason, otherwise."""
     engine = sa.create_engine(migrated)
     grouped = P + "SELECT ?x (COUNT(?y) AS ?n) WHERE { ?x :p ?y } GROUP BY ?x"
+    pod, consumer = setup(engine)
     with engine.begin() as c:
-        consumer = pods.create_agent(c, "urn:c", "consumer", b"c")
-        owner = pods.create_agent(c, "urn:o", "owner", b"o")
-        pod = pods.create_pod(c, "pod", owner)
-        record_grant(c, pod, consumer)
         joined = register_view(c, consumer, "bgp-join", RENDERED["bgp-join"])
         counted = register_view(c, consumer, "grouped", grouped)
         optional = register_view(c, consumer, "optional", RENDERED["optional"])
@@ -248,11 +240,8 @@ def test_a_view_with_too_many_schemas_to_render_runs_in_the_interpreter(migrated
     binds = " ".join(f"BIND(?y + {i} AS ?c{i})" for i in range(8))  # 2^8 schemas to render
     query = P + f"SELECT * WHERE {{ ?x :p ?y {binds} }}"
     engine = sa.create_engine(migrated)
+    pod, consumer = setup(engine)
     with engine.begin() as c:
-        consumer = pods.create_agent(c, "urn:c", "consumer", b"c")
-        owner = pods.create_agent(c, "urn:o", "owner", b"o")
-        pod = pods.create_pod(c, "pod", owner)
-        record_grant(c, pod, consumer)
         view = register_view(c, consumer, "binds", query)
     router = Router(mode="sql", render=True)
     for i, o in enumerate((Literal(1), Literal("one"), URIRef(EX + "o"))):  # + errs on two
