@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 
 import sqlalchemy as sa
 from fastapi import FastAPI, Response
+from starlette.types import ASGIApp
 
 from server import errors
 from server.api import cors
@@ -23,12 +24,22 @@ from server.api.ldp.upstream import Upstream
 from server.api.notify.endpoints import router as notify_router
 from server.api.notify.webhooks import Deliverer
 from server.api.ops import observability
+from server.api.views import fanout
 from server.api.views.endpoints import router as views_router
+from server.api.views.fanout import Fanout
 from server.api.views.live import SharedReads
 from server.api.views.notices import ViewNotices
 from server.config import Settings
 from server.maintenance import worker
 from storage import ops
+
+
+class App(FastAPI):
+    """FastAPI with the server's own ``send`` kept in each HTTP scope, for
+    the writers of event streams (``fanout.capture_send``, design note 134)."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return fanout.capture_send(super().build_middleware_stack())
 
 
 def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> FastAPI:
@@ -48,6 +59,8 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
         for t in threads:
             t.start()
         app.state.notices = ViewNotices(url)
+        app.state.fanout = Fanout(engine, app.state.notices, app.state.shared_reads,
+                                  settings.page_rows, settings.sse_heartbeat, app.state.closing)
         webhooks = Deliverer(engine, settings.public_base, settings.page_rows,
                              settings.webhooks(), app.state.metrics.webhooks)
         try:
@@ -62,11 +75,12 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
                 t.join(timeout=30)
             engine.dispose()
 
-    app = FastAPI(title="Podviews", version="0.1.0", lifespan=lifespan,
+    app = App(title="Podviews", version="0.1.0", lifespan=lifespan,
                   description="Incrementally maintained SPARQL views over Solid pods.")
     app.state.settings = settings
     app.state.engine = engine
     app.state.notices = None  # listening from start-up on
+    app.state.fanout = None  # with the notices
     app.state.closing = threading.Event()  # set when the server begins to shut down
     app.state.shared_reads = SharedReads()
     app.state.upstream = Upstream(settings.upstream_url) if settings.upstream_url else None
@@ -74,6 +88,8 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
     cors.install(app)
     app.state.metrics = observability.install(app, engine,
                                               lambda: any(t.is_alive() for t in threads))
+    app.state.metrics.followers.set_function(
+        lambda: 0 if app.state.fanout is None else app.state.fanout.following)
     app.include_router(admin_router)
     app.include_router(consents_router)
     app.include_router(views_router)

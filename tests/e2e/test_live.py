@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections import Counter
 from collections.abc import Iterator
 
@@ -63,6 +64,19 @@ def _on(base: str, receive_from: str) -> str:
     return base.replace("http://", "ws://") + receive_from[receive_from.index("/notifications/"):]
 
 
+def _followers(base: str) -> float:
+    """``podviews_sse_followers`` of the process at ``base`` once it is
+    non-zero (a stream follows once its own reads are caught up), or 0."""
+    deadline = time.monotonic() + 10
+    while True:
+        text = httpx.get(f"{base}/metrics").text
+        value = float(next(line.split()[1] for line in text.splitlines()
+                           if line.startswith("podviews_sse_followers ")))
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
+
+
 def _changes(events: Iterator[ServerSentEvent]) -> Iterator[ServerSentEvent]:
     return (e for e in events if e.data)  # not the heartbeats (comments)
 
@@ -107,6 +121,7 @@ def test_sse_follows_a_view_across_api_processes_and_a_restart(env: dict[str, st
                 last = _apply(rows, event)
                 assert last == seqs[-1]  # written on A, delivered by B, at the write's seq
                 assert _notified(notified, ws.recv(timeout=60)) == seqs[-1]
+            assert _followers(b) == 1  # caught up: the view's writer sends its changes
             started[-1].terminate()  # B shuts down: the stream ends with an end event
             end = next(events)
             assert end.event == "end" and json.loads(end.data)["status"] == 503

@@ -19,7 +19,7 @@ from server.api.auth import Principal
 from server.api.deps import Config, Db, Who
 from server.api.ldp.headers import storage_link
 from server.api.params import Id
-from server.api.views import changes, live, service
+from server.api.views import changes, fanout, live, service
 from server.api.views import formats as fmt
 from server.api.views.schemas import ViewIn, ViewOut
 from server.errors import BadRequest
@@ -170,9 +170,12 @@ async def view_changes(view_id: Id, who: Who, db: Db, config: Config, request: R
         begun = await run_in_threadpool(live.read_encoded, db, who, view_id, since, skip,
                                         config.page_rows)
         state = request.app.state
+        raw = request.scope.get(fanout.RAW_SEND)
         return StreamingResponse(
             live.stream(db, who, view_id, begun, config.page_rows, state.notices,
-                        state.closing, state.shared_reads, config.sse_heartbeat),
+                        state.closing, state.shared_reads, config.sse_heartbeat,
+                        None if raw is None or state.fanout is None
+                        else (state.fanout.follow, raw)),
             media_type=SSE, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
     first = await run_in_threadpool(changes.read, db, who, view_id, since, skip,
                                     config.page_rows)

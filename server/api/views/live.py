@@ -18,9 +18,9 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
@@ -31,6 +31,7 @@ from server.api.views import formats as fmt
 from server.api.views.notices import ViewNotices
 from server.errors import NotReady, ServiceError
 
+HEARTBEAT = b": heartbeat\n"
 RESYNC = 5.0  # seconds between reads of an idle stream's feed (a missed notice costs this)
 
 
@@ -140,12 +141,23 @@ class SharedReads:
         return await asyncio.shield(found)
 
 
+class Follow(Protocol):
+    """Follow a view from a position until handed back (``fanout.Fanout``)."""
+
+    def __call__(self, view_id: int, who: Principal, since: int, seen: int,
+                 send: Any) -> Awaitable[int | None]: ...
+
+
 async def stream(engine: Engine, who: Principal, view_id: int, first: Read,
                  budget: int, notices: ViewNotices, closing: threading.Event,
-                 shared: SharedReads, heartbeat: float) -> AsyncIterator[bytes]:
+                 shared: SharedReads, heartbeat: float,
+                 follow: tuple[Follow, Any] | None = None) -> AsyncIterator[bytes]:
     """The view's events from the page ``first`` on (read before the
     response began, so a refusal is an HTTP status): its snapshot as the
-    first event when it holds one, then a change event per seq."""
+    first event when it holds one, then a change event per seq. With
+    ``follow`` (the view's writer and the server's own send), a stream
+    caught up with the view leaves its changes to the writer until handed
+    back (design note 134)."""
     if first.snapshot is not None:
         yield first.snapshot
     page: changes.Changes | None = first.page
@@ -155,7 +167,7 @@ async def stream(engine: Engine, who: Principal, view_id: int, first: Read,
     read_at, beat, seen = time.monotonic(), time.monotonic(), -1
     since, skip = first.page.since, first.page.skip
     while not closing.is_set():
-        generation = notices.generation(view_id)
+        generation, ready = notices.generation(view_id), True
         try:
             while page is not None or generation != seen or time.monotonic() - read_at >= RESYNC:
                 if page is None:
@@ -184,13 +196,18 @@ async def stream(engine: Engine, who: Principal, view_id: int, first: Read,
                 if not more:
                     break
         except NotReady:  # a revocation being applied: its retraction follows
-            page = None
+            page, ready = None, False
         except ServiceError as e:  # gone, or no such view any more (dropped): the end
             yield sse("end", problem(e.status, (type(e).__doc__ or "").strip(), e.detail or ""))
             return
+        if follow is not None and ready and held is None and skip == 0:  # caught up: the writer's
+            reached = await follow[0](view_id, who, since, seen, follow[1])
+            if reached is not None:  # handed back: read from there ourselves
+                since, seen, beat = reached, -1, time.monotonic()
+                continue
         if time.monotonic() - beat >= heartbeat:
             beat = time.monotonic()
-            yield b": heartbeat\n"  # a comment; no blank line, which lenient clients
+            yield HEARTBEAT  # a comment; no blank line, which lenient clients
             # (httpx-sse) dispatch as an empty "message" event with the last id
         await notices.wait_async(view_id, generation,
                                  max(0.05, heartbeat - (time.monotonic() - beat)), RESYNC)

@@ -52,6 +52,8 @@ class LiveRow:
     fanout_p99_ms: float  # the fan-out's own cost, maintenance and the write excluded
     api_cpu_ms_per_write: float  # the API process's CPU time over the writes (their
     # answers and their deliveries to every subscriber)
+    client_cpu_ms_per_write: float  # the subscribers' processes', likewise: what the
+    # machine's cores spent receiving, beside the server
     load_average: float  # the machine's (1 min) when the run ended: it is shared
     complete: bool  # every subscriber got every write's event once, in order
 
@@ -94,7 +96,7 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float, channe
             await asyncio.to_thread(ready.get, True, 600)
         during = rss_bytes(pid)
         committed: dict[int, float] = {}
-        cpu = _cpu_seconds(pid)
+        cpu, clients = _cpu_seconds(pid), sum(_cpu_seconds(p.pid or 0) for p in procs)
         start = time.monotonic()
         slots: list[asyncio.Task[None] | None] = [None] * RESOURCES
         for i in range(writes):
@@ -113,6 +115,7 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float, channe
             received += got
             orders += order
         cpu = _cpu_seconds(pid) - cpu
+        clients = sum(_cpu_seconds(p.pid or 0) for p in procs) - clients
         for p in procs:
             p.join(10)
     # a job may cover several writes: a write is delivered by the first event at or after it
@@ -128,7 +131,8 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float, channe
                    round(sum(len(got) for got in received) / max(n, 1), 1),
                    round(statistics.median(spread), 1) if spread else float("nan"),
                    round(statistics.quantiles(spread, n=100)[98] if len(spread) > 1 else 0.0, 1),
-                   round(cpu / writes * 1e3, 2), round(os.getloadavg()[0], 1),
+                   round(cpu / writes * 1e3, 2), round(clients / writes * 1e3, 2),
+                   round(os.getloadavg()[0], 1),
                    complete)
 
 
@@ -223,23 +227,80 @@ async def _setup(c: httpx.AsyncClient) -> tuple[dict[str, str], dict[str, str], 
 
 async def _subscribe(c: httpx.AsyncClient, view: str, who: dict[str, str],
                      got: dict[int, float], order: list[int], ready: asyncio.Semaphore) -> None:
-    """Follow the view; the receipt time of each change event by seq."""
-    async with c.stream("GET", f"{view}/changes", headers={
-            **who, "accept": "text/event-stream"}) as r:
-        kind = seq = None
-        async for line in r.aiter_lines():
-            if line.startswith("id: "):
-                seq = int(line[4:])
-            elif line.startswith("event: "):
-                kind = line[7:]
-            elif line.startswith("data: ") and kind is not None:
-                if kind == "snapshot":
-                    ready.release()
-                elif kind == "change" and seq is not None:
-                    got[seq] = time.monotonic()
-                    order.append(seq)
-                    json.loads(line[6:])  # a client parses what it receives
-                kind = seq = None
+    """Follow the view over a connection of its own; the receipt time of
+    each change event by seq. The stream is read by ``_Events``, a plain
+    protocol: at a thousand subscribers httpx's line iterator cost the
+    client processes as much CPU as the server's whole fan-out, on the
+    same two cores (design note 134)."""
+    url = c.base_url.join(f"{view}/changes")
+    loop = asyncio.get_running_loop()
+    ended = loop.create_future()
+    head = "".join(f"{k}: {v}\r\n" for k, v in {
+        **who, "host": url.netloc.decode(), "accept": "text/event-stream"}.items())
+    transport, _ = await loop.create_connection(
+        lambda: _Events(got, order, ready, ended), url.host, url.port or 80)
+    try:
+        transport.write(f"GET {url.raw_path.decode()} HTTP/1.1\r\n{head}\r\n".encode())
+        await ended
+    finally:
+        transport.close()
+
+
+class _Events(asyncio.Protocol):
+    """An event stream's response: the status line and headers, then the
+    chunked body cut into events (``id``, ``event``, ``data`` lines; comment
+    lines skipped), each change's data parsed as JSON as a client would."""
+
+    def __init__(self, got: dict[int, float], order: list[int], ready: asyncio.Semaphore,
+                 ended: asyncio.Future[None]) -> None:
+        self.got, self.order, self.ready, self.ended = got, order, ready, ended
+        self.raw, self.body, self.head = bytearray(), bytearray(), True
+
+    def data_received(self, data: bytes) -> None:
+        now = time.monotonic()
+        self.raw += data
+        if self.head:
+            end = self.raw.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            status = bytes(self.raw[:self.raw.find(b"\r\n")])
+            if b" 200 " not in status:
+                self._end(RuntimeError(f"the stream answered {status!r}"))
+                return
+            del self.raw[:end + 4]
+            self.head = False
+        while (eol := self.raw.find(b"\r\n")) >= 0:  # chunked transfer coding
+            size = int(bytes(self.raw[:eol]).split(b";")[0], 16)
+            if len(self.raw) < eol + 2 + size + 2:
+                break
+            self.body += self.raw[eol + 2:eol + 2 + size]
+            del self.raw[:eol + 2 + size + 2]
+            if size == 0:
+                self._end(None)
+        while (blank := self.body.find(b"\n\n")) >= 0:
+            self._event(bytes(self.body[:blank]), now)
+            del self.body[:blank + 2]
+
+    def _event(self, text: bytes, now: float) -> None:
+        fields = dict(line.split(b": ", 1) for line in text.split(b"\n")
+                      if line and not line.startswith(b":"))
+        if fields.get(b"event") == b"snapshot":
+            self.ready.release()
+        elif fields.get(b"event") == b"change":
+            seq = int(fields[b"id"])
+            self.got[seq] = now
+            self.order.append(seq)
+            json.loads(fields[b"data"])  # a client parses what it receives
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end(exc)
+
+    def _end(self, exc: BaseException | None) -> None:
+        if not self.ended.done():
+            if exc is None:
+                self.ended.set_result(None)
+            else:
+                self.ended.set_exception(exc)
 
 
 async def _subscribe_websocket(c: httpx.AsyncClient, view: str, who: dict[str, str],
