@@ -53,6 +53,7 @@ class Written:
     created: bool
     path: str
     triples: int  # triples the write changed in the resource
+    pod: access.Pod  # with its access policy, which no write but an ACL's changes
 
 
 def _conflicts_to_409(write: Callable[..., Written]) -> Callable[..., Written]:
@@ -112,7 +113,7 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         seq = store()
         after = pods.written(c, seq)
     return Written(seq, tag(_after_state(after.etag, t), "text/turtle"), row is None,
-                   t.path, after.changed)
+                   t.path, after.changed, t.pod)
 
 
 def _after_state(etag: str, t: Target) -> str:
@@ -138,7 +139,7 @@ def _write_description(c: Connection, t: Target, described,  # type: ignore[no-u
         seq = pods.put_description(c, t.pod.id, described.id,
                                    change(pods.resource_triples(c, described.id)))
     return Written(seq, tag(pods.description_etag(c, described.id), "text/turtle"), False,
-                   t.path, pods.written(c, seq).changed)
+                   t.path, pods.written(c, seq).changed, t.pod)
 
 
 def _refuse_auxiliary(t: Target) -> None:
@@ -178,7 +179,7 @@ def put_bytes(engine: Engine, who: Principal, base: str, pod_name: str, path: st
             forward()
         seq = pods.put_bytes(c, t.pod.id, t.path, body, content_type)
         after = pods.written(c, seq)
-    return Written(seq, after.etag, row is None, t.path, after.changed)
+    return Written(seq, after.etag, row is None, t.path, after.changed, t.pod)
 
 
 @_conflicts_to_409
@@ -209,7 +210,7 @@ def create_member(engine: Engine, who: Principal, base: str, pod_name: str, cont
         after = pods.written(c, seq)
     state = after.etag if kind == BINARY else tag(
         container_state(after.etag, []) if kind == CONTAINER else after.etag, "text/turtle")
-    return Written(seq, state, True, path, after.changed)
+    return Written(seq, state, True, path, after.changed, t.pod)
 
 
 def _new_name(c: Connection, t: Target, slug: str | None, kind: str) -> str:
