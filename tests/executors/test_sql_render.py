@@ -48,6 +48,17 @@ RENDERED = {
     "join-optionals": P + "SELECT * WHERE { { ?x :p ?y OPTIONAL { ?y :r ?w } } "
                           "{ ?x :q ?z OPTIONAL { ?z :r ?v } } }",
     "project-distinct": P + "SELECT DISTINCT ?x WHERE { ?x :p ?y OPTIONAL { ?y :q ?z } }",
+    # constants never written: each a term of its own (fuzzer seed 7171)
+    "missing-constants": P + "SELECT ?x ?y WHERE { ?x :p ?y "
+                             "FILTER(!sameTerm(:nowhere, :elsewhere) && sameTerm(:nowhere, :nowhere)) }",
+    # FILTER [NOT] EXISTS of a BGP (note 135): correlated, filtered inside, over a
+    # mapping that may leave a variable of the pattern unbound, and uncorrelated
+    "not-exists": P + "SELECT ?x ?y WHERE { ?x :p ?y FILTER NOT EXISTS { ?y :q ?z } }",
+    "exists-filter": P + "SELECT * WHERE { ?x :p ?y FILTER EXISTS { ?x :q ?z FILTER(?z > 1) } }",
+    "not-exists-optional": P + "SELECT * WHERE { ?x :p ?y OPTIONAL { ?y :r ?w } "
+                               "FILTER NOT EXISTS { ?w :q ?x } }",
+    "exists-uncorrelated": P + "SELECT ?x WHERE { ?x :p ?y FILTER EXISTS { ?a :r ?b } }",
+    "not-exists-two": P + "SELECT ?x ?y WHERE { ?x :q ?y FILTER NOT EXISTS { ?y :p ?x . ?x :r ?t } }",
     # a MINUS whose right side has several schemas (W3C negation/full-minuend)
     "minus-optionals": P + "SELECT * WHERE { ?a :p ?b . ?a :q ?c "
                            "MINUS { ?d :r :a OPTIONAL { ?d :p ?b } OPTIONAL { ?d :q ?c } } }",

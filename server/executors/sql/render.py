@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from rdflib.term import Identifier
+from rdflib.term import BNode, Identifier
 
 from server.executors.sql.exprs import condition
 from server.executors.sql.shape import NotRendered, Schema, joined_iris, shape
@@ -157,6 +157,7 @@ class Renderer:
         self.column = {v: f"v{i}" for i, v in enumerate(names)}
         self.ctes: list[tuple[str, str]] = []
         self.delta_name: dict[str, str] = {}  # nodes whose delta is not empty
+        self.missing: dict[object, int] = {}  # constants the dictionary lacks: their ids
         self._alias = 0
 
     def alias(self, prefix: str = "t") -> str:
@@ -193,8 +194,14 @@ class Renderer:
                     conds)
 
     def term(self, t: object) -> str:
-        """A constant's id (-1, matching nothing, when the dictionary lacks it)."""
-        return str(self.known.ids.get(t, -1))  # type: ignore[call-overload]
+        """A constant's id; for one the dictionary lacks, a negative number
+        of its own: it matches no stored term, and two such constants are
+        the same term only when they are equal (``sameTerm(:a, :b)`` of two
+        terms never written was true while both were -1; fuzzer seed 7171)."""
+        found = self.known.ids.get(t)  # type: ignore[call-overload]
+        if found is None:
+            found = self.missing.setdefault(t, -1 - len(self.missing))
+        return str(found)
 
     def _one_per_pod(self, a: str) -> list[str]:
         """A triple in several of the view's pods counted once (decision 5):
@@ -321,6 +328,8 @@ class Renderer:
                 return self.summed(n, [self.select(n, join(alt)) for alt in self.delta(n.child)])
             case P.Filter() if not A.has_exists(n.expr):
                 return self.filter(n)
+            case P.Filter() if exists_of(n.expr) is not None:
+                return self.exists_filter(n)
             case P.Distinct():
                 return self.distinct(n)
             case P.Diff():
@@ -371,6 +380,53 @@ class Renderer:
             j = join(alt)
             selects.append(self.select(n, j, self._expr(n.expr, j, iris)))
         return " UNION ALL ".join(selects) or None
+
+    def exists_filter(self, n: P.Filter) -> str | None:
+        """FILTER [NOT] EXISTS { BGP [FILTER] } (SPARQL 1.1 §18.6: the pattern
+        under each mapping's bindings): a mapping's value can change only
+        when ΔG matches one of the pattern's triples under it. The candidates
+        are Δchild's mappings and the stored child's compatible with such a
+        match; each is decided on G and on G' (its old and new count kept
+        where the EXISTS holds as asked)."""
+        e, (bgp, inner) = n.expr, exists_of(n.expr)  # type: ignore[misc]
+        assert isinstance(e, A.Exists)
+        names = sorted(shape(n).vars)
+        dc = self.delta(n.child)
+        parts = [f"SELECT {self._cols(names, d.cols)} FROM {d.sql}" for d, in dc]
+        k = self.known
+        for tp in bgp.triples:
+            if not (k.changed(tp.p, k.inserted) or k.changed(tp.p, k.deleted)):
+                continue  # no triple of ΔG matches it
+            for alt in self.old(n.child):
+                own = join(alt).cols
+                j = join(connected([self.triple(tp, "delta")], alt))
+                parts.append(f"SELECT {self._cols(names, own)} FROM {j.from_}"
+                             + (f" WHERE {' AND '.join(j.where)}" if j.where else ""))
+        if not parts:
+            return None
+        cands = self.alias("m")
+        self.ctes.append((cands, " UNION ".join(parts)))
+        m = self._cte_item(cands, shape(n).vars, shape(n).certain)
+        was = self.lookup(self.old(n.child), m)
+        now = f"{was} + {self.lookup(dc, m)}"
+        iris = joined_iris(shape(n.child), shape(P.Scan(triples=bgp.triples)))
+        holds = [self._exists(bgp, inner, m, source, iris, e.negated) for source in ("new", "old")]
+        cols = [self.column[v] for v in names]
+        inner_cols = [*(f"{m.cols[v]} AS {self.column[v]}" for v in names),
+                      f"CASE WHEN {holds[0]} THEN {now} ELSE 0 END AS kn",
+                      f"CASE WHEN {holds[1]} THEN {was} ELSE 0 END AS ko"]
+        return (f"SELECT {', '.join([*cols, 'kn - ko AS k'])} FROM (SELECT "
+                f"{', '.join(inner_cols)} FROM {m.sql}) AS x WHERE kn <> ko")
+
+    def _exists(self, bgp: A.BGP, inner: A.Expr | None, m: Item, source: str,
+                iris: frozenset[str], negated: bool) -> str:
+        """Whether the pattern has a solution under ``m``'s bindings on G
+        (``source`` "old") or G' ("new"), negated for NOT EXISTS."""
+        j = join(connected([], [self.triple(tp, source) for tp in bgp.triples]), outer=m)
+        where = [*j.where, *self._expr(inner, j, iris)]
+        test = f"EXISTS (SELECT 1 FROM {j.from_}" + \
+            (f" WHERE {' AND '.join(where)})" if where else ")")
+        return f"NOT {test}" if negated else test
 
     def distinct(self, n: P.Distinct) -> str | None:
         """A mapping enters or leaves with its support."""
@@ -511,7 +567,8 @@ def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
 
 
 def constants(plan: P.Plan) -> set[Identifier]:
-    """The constant terms of the plan's triple patterns and expressions."""
+    """The constant terms of the plan's triple patterns and expressions
+    (a rendered EXISTS's pattern and filter among them)."""
     out: set[Identifier] = set()
     for n in plan.nodes:
         if isinstance(n, P.Scan):
@@ -519,7 +576,31 @@ def constants(plan: P.Plan) -> set[Identifier]:
         for e in (getattr(n, "expr", None),):
             if e is not None:
                 out |= {x.term for x in A.walk_expr(e) if isinstance(x, A.Const)}
+                if (found := exists_of(e)) is not None:
+                    bgp, inner = found
+                    out |= {x for t in bgp.triples for x in (t.s, t.p, t.o)  # type: ignore[misc]
+                            if not A.is_var(x)}
+                    if inner is not None:
+                        out |= {x.term for x in A.walk_expr(inner) if isinstance(x, A.Const)}
     return out
+
+
+def exists_of(e: A.Expr) -> tuple[A.BGP, A.Expr | None] | None:
+    """The pattern of a filter that is one [NOT] EXISTS of a BGP, and the
+    pattern's own filter (which must have no EXISTS of its own); None for
+    any other expression (the interpreter decides those)."""
+    if not isinstance(e, A.Exists):
+        return None
+    p, inner = e.pattern, None
+    if isinstance(e.pattern, A.Filter):
+        p, inner = e.pattern.p, e.pattern.expr
+    if not isinstance(p, A.BGP) or not p.triples or A.has_exists(inner) or \
+            len(p.triples) > MAX_PATTERNS:
+        return None
+    if any(t.g is not None or any(isinstance(x, BNode) for x in (t.s, t.p, t.o))
+           for t in p.triples):
+        return None
+    return p, inner
 
 
 def _apply(delta: str, tag: str, table: str, variables: list[str], schema: Schema,
