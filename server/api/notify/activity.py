@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -103,6 +104,23 @@ def notification_shared(topic: str, view_id: int, seq: int, body: str) -> str:
         while len(_SHARED) > 256:
             _SHARED.popitem(last=False)
     return text
+
+
+@dataclass(frozen=True)
+class Channel:
+    """How the view's writer sends a WebSocketChannel2023 channel its
+    changes (``fanout.Style``): each delta's notification, one message
+    each, encoded once for every channel of the view; no heartbeat."""
+
+    topic: str
+    view_id: int
+    heartbeat: None = None
+
+    def messages(self, read: Any) -> list[dict[str, Any]]:
+        return [{"type": "websocket.send",
+                 "text": notification_shared(self.topic, self.view_id, ch.seq,
+                                             read.bodies[ch.seq])}
+                for ch in read.page.changes]
 
 
 def _now() -> str:

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 
 from server.api.deps import Config, Db, Who
 from server.api.notify import activity, follow, service
+from server.api.views import fanout
 from server.config import Settings
 from server.errors import NotFound, PayloadTooLarge, Unprocessable
 from storage import channels
@@ -147,10 +148,21 @@ async def receive_from(websocket: WebSocket, token: str) -> None:
     topic = f"{state.settings.public_base}/views/{found.view_id}/results"
     position = [int(found.position)]
 
+    who = service.subscriber(found)
+    raw, fan = websocket.scope.get(fanout.RAW_SEND), state.fanout
+    style = activity.Channel(topic, found.view_id)
+
+    def moved(seq: int) -> None:
+        position[0] = seq
+
+    async def written(since: int, seen: int) -> int | None:  # by the view's writer
+        return await fan.follow(found.view_id, who, since, seen, raw, style, moved)
+
     async def pump() -> tuple[int, str]:
-        async for item in follow.follow(engine, service.subscriber(found), found.view_id,
+        async for item in follow.follow(engine, who, found.view_id,
                                         position[0], state.settings.page_rows, state.notices,
-                                        state.closing, state.shared_reads):
+                                        state.closing, state.shared_reads,
+                                        None if raw is None or fan is None else written):
             if isinstance(item, follow.Ended):
                 await websocket.send_text(activity.encoded(item.problem()))
                 return (1001, "server shutting down") if item.status == 503 else \

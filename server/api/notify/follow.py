@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -137,12 +137,16 @@ def _joined(held: changes.Change | None, part: changes.Change) -> changes.Change
 
 
 async def follow(engine: Engine, who: Principal, view_id: int, since: int, budget: int,
-                 notices: ViewNotices, closing: threading.Event, shared: SharedReads
+                 notices: ViewNotices, closing: threading.Event, shared: SharedReads,
+                 writer: Callable[[int, int], Awaitable[int | None]] | None = None
                  ) -> AsyncIterator[Delivery | Ended]:
     """The view's deltas after ``since`` as they are recorded, until the
     feed ends for ``who`` or the server shuts down (an ``Ended`` last).
     Reads run in the thread pool, woken by the view's job ends
-    (LISTEN/NOTIFY) and every ``RESYNC`` seconds regardless."""
+    (LISTEN/NOTIFY) and every ``RESYNC`` seconds regardless. With
+    ``writer`` (the view's writer, from a position and the generation it
+    was read at, design note 134), a channel caught up with the view is
+    written by it until handed back, its position as it returns."""
     seen, read_at = -1, 0.0
     while not closing.is_set():
         generation = notices.generation(view_id)
@@ -160,6 +164,11 @@ async def follow(engine: Engine, who: Principal, view_id: int, since: int, budge
                 return
             if batch.deltas:
                 seen = -1  # more may have been recorded while these were read: read again
+                continue
+        if writer is not None and seen == generation:  # caught up: the writer's
+            reached = await writer(since, seen)
+            if reached is not None:  # handed back: read from there ourselves
+                since, seen = reached, -1
                 continue
         await notices.wait_async(view_id, generation, RESYNC, RESYNC)
     yield Ended(503, "The server is shutting down", "subscribe again with the state of the "

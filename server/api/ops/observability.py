@@ -78,8 +78,9 @@ class Metrics:
         self.deliveries = Counter("podviews_webhook_posts", "webhook notifications POSTed by "
                                   "this process, by outcome (delivered, failed), and channels "
                                   "that died here (dead)", ["outcome"], registry=self.registry)
-        self.followers = Gauge("podviews_sse_followers", "event streams caught up with their "
-                               "view, written by the view's writer (design note 134)",
+        self.followers = Gauge("podviews_sse_followers", "event streams and WebSocket "
+                               "channels caught up with their view, written by the view's "
+                               "writer (design note 134)",
                                registry=self.registry)
         self.registry.register(_Pipeline(engine))
 

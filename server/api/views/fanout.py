@@ -23,11 +23,12 @@ hands the followers back: their streams read it themselves."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Engine
 
@@ -37,7 +38,36 @@ from server.api.views.notices import ViewNotices
 
 RAW_SEND = "podviews.send"  # the scope key of the server's own send (``capture_send``)
 
-Send = Callable[[dict[str, Any]], Coroutine[Any, Any, None]]  # a server's own send
+Message = dict[str, Any]  # an ASGI message
+Send = Callable[[Message], Coroutine[Any, Any, None]]  # a server's own send
+
+
+class Style(Protocol):
+    """How a follower is written a read (hashable: a round encodes each
+    read once per style), and its heartbeat (None: none)."""
+
+    @property
+    def heartbeat(self) -> Message | None: ...
+
+    def messages(self, read: Read) -> list[Message]: ...
+
+
+@dataclass(frozen=True)
+class EventStream:
+    """An SSE response's body: the read's changes as one chunk."""
+
+    heartbeat: Message | None = field(default_factory=lambda: _body(HEARTBEAT), compare=False,
+                                      hash=False)
+
+    def messages(self, read: Read) -> list[Message]:
+        return [] if read.chunk is None else [_body(read.chunk)]
+
+
+def _body(chunk: bytes) -> Message:
+    return {"type": "http.response.body", "body": chunk, "more_body": True}
+
+
+EVENT_STREAM = EventStream()
 
 
 def capture_send(app: Any) -> Callable[..., Awaitable[None]]:
@@ -45,7 +75,7 @@ def capture_send(app: Any) -> Callable[..., Awaitable[None]]:
     (the outermost layer: no middleware between it and the server)."""
 
     async def captured(scope: dict[str, Any], receive: Any, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] in ("http", "websocket"):
             scope[RAW_SEND] = send
         await app(scope, receive, send)
 
@@ -59,6 +89,8 @@ class Follower:
     seen: int  # the view's generation its position was read at
     send: Send
     back: asyncio.Future[None]
+    style: Style
+    moved: Callable[[int], None] | None  # told each position once written there
     pending: asyncio.Task[None] | None = field(default=None)
 
 
@@ -74,15 +106,17 @@ class Fanout:
         self.following = 0  # streams following now, on every loop (read by /metrics)
 
     async def follow(self, view_id: int, who: Principal, since: int, seen: int,
-                     send: Send) -> int | None:
-        """Follow ``view_id`` from ``since`` (read at generation ``seen``)
-        until handed back; the position reached, or None at once when the
-        view moved since ``seen`` (the stream reads that itself)."""
+                     send: Send, style: Style = EVENT_STREAM,
+                     moved: Callable[[int], None] | None = None) -> int | None:
+        """Follow ``view_id`` from ``since`` (read at generation ``seen``),
+        written in ``style``, until handed back; the position reached, or
+        None at once when the view moved since ``seen`` (the stream reads
+        that itself)."""
         if self.closing.is_set() or self.notices.generation(view_id) != seen:
             return None
         loop = asyncio.get_running_loop()
         key = (loop, view_id)
-        f = Follower(who, since, seen, send, loop.create_future())
+        f = Follower(who, since, seen, send, loop.create_future(), style, moved)
         self.followers.setdefault(key, {})[f] = None
         writer = self.writers.get(key)
         if writer is None or writer.done():
@@ -116,7 +150,8 @@ class Fanout:
                 if time.monotonic() - beat >= self.heartbeat:
                     beat = time.monotonic()
                     for f in list(followers):
-                        _send(followers, f, HEARTBEAT)
+                        if f.style.heartbeat is not None:
+                            _send(followers, f, [f.style.heartbeat], None)
                 await self.notices.wait_async(
                     view_id, generation,
                     max(0.05, self.heartbeat - (time.monotonic() - beat)), RESYNC)
@@ -140,14 +175,19 @@ class Fanout:
             self.shared.read((view_id, agent, since, 0, generation, resync), self.engine,
                              fs[0].who, view_id, since, 0, self.budget)
             for (agent, since), fs in by_position.items()), return_exceptions=True)
+        encoded: dict[Style, list[Message]] = {}
         for fs, done in zip(by_position.values(), reads, strict=True):
+            encoded.clear()
             for f in fs:
                 if f not in followers:
                     continue  # left while the read ran
                 if isinstance(done, BaseException) or not _whole(done):
                     _hand_back(followers, f)
                     continue
-                if done.chunk is None or _send(followers, f, done.chunk):
+                messages = encoded.get(f.style)
+                if messages is None:
+                    messages = encoded[f.style] = f.style.messages(done)
+                if not messages or _send(followers, f, messages, done.page.since):
                     f.since, f.seen = done.page.since, generation
 
 
@@ -160,24 +200,57 @@ def _whole(done: Read) -> bool:
             and done.snapshot is None and (done.chunk is not None or not page.changes))
 
 
-def _send(followers: dict[Follower, None], f: Follower, body: bytes) -> bool:
-    """``body`` written to ``f``'s response now, or finished by a task of its
-    own when the server cannot take it at once; False (and ``f`` handed
-    back) when an earlier write is still finishing or failed: the stream
-    waits for it, then goes on (or ends with its error) on its own path."""
+def _send(followers: dict[Follower, None], f: Follower, messages: list[Message],
+          reached: int | None) -> bool:
+    """``messages`` written to ``f`` now, or finished by a task of its own
+    when the server cannot take them at once (``f.moved`` told ``reached``
+    once they are); False (and ``f`` handed back) when an earlier write is
+    still finishing or failed: the stream waits for it, then goes on (or
+    ends with its error) on its own path."""
     if f.pending is not None:
         if not f.pending.done() or f.pending.cancelled() or f.pending.exception() is not None:
             _hand_back(followers, f)
             return False
         f.pending = None
     try:
-        f.pending = send_now(f.send({"type": "http.response.body", "body": body,
-                                     "more_body": True}))
+        f.pending = send_all(f.send, messages)
     except Exception:  # noqa: BLE001 - servers raise their own; the stream's next
         # write meets the same error on the stream's own path, as without a writer
         _hand_back(followers, f)
         return False
+    if reached is not None and f.moved is not None:
+        if f.pending is None:
+            f.moved(reached)
+        else:
+            f.pending.add_done_callback(functools.partial(_written, f.moved, reached))
     return True
+
+
+def _written(moved: Callable[[int], None], reached: int, task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is None:
+        moved(reached)
+
+
+def send_all(send: Send, messages: list[Message]) -> asyncio.Task[None] | None:
+    """``messages`` sent in order, each run until it first suspends
+    (``send_now``): None when all finished, else a task that finishes the
+    one that waits and sends the rest after it."""
+    for i, m in enumerate(messages):
+        pending = send_now(send(m))
+        if pending is not None:
+            rest = messages[i + 1:]
+            return pending if not rest else asyncio.ensure_future(_then(pending, send, rest))
+    return None
+
+
+async def _then(first: asyncio.Task[None], send: Send, rest: list[Message]) -> None:
+    try:
+        await first
+    except asyncio.CancelledError:
+        first.cancel()
+        raise
+    for m in rest:
+        await send(m)
 
 
 def _hand_back(followers: dict[Follower, None], f: Follower) -> None:
