@@ -176,13 +176,18 @@ def _present(conn: Connection, rid: int, ids: set[IdTriple]) -> set[IdTriple]:
 
 
 def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Triple],
-                   deletes: Iterable[Triple], content_type: str = "text/turtle") -> int:
+                   deletes: Iterable[Triple], content_type: str = "text/turtle",
+                   held: bool = False) -> int:
     """Make ``inserts`` present in the resource at ``path`` (created if
     absent) and ``deletes`` absent; the change's sequence number. Only these
     triples are read, so the work follows the patch, not the resource. The
     ETag moves on from the old one by what changed (a new resource's is
-    ``put_resource``'s)."""
-    ensure_containers(conn, pod, path)
+    ``put_resource``'s). ``held``: the caller holds the resource's row (it
+    exists, ``resource(…, lock=True)``), so its name is its own and its
+    containers stay: a container is deleted only empty, and this resource
+    is in it."""
+    if not held:
+        ensure_containers(conn, pod, path)
     ins, dels = _encode(conn, inserts, deletes)
     row = conn.execute(text(
         "INSERT INTO resources (pod_id, path, etag, content_type) VALUES (:pod, :path, '', :ct) "
