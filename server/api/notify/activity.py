@@ -116,7 +116,7 @@ class Channel:
     view_id: int
     heartbeat: None = None
 
-    def messages(self, read: Any) -> list[dict[str, Any]]:
+    def messages(self, read: live.Read) -> list[dict[str, Any]]:
         return [{"type": "websocket.send",
                  "text": notification_shared(self.topic, self.view_id, ch.seq,
                                              read.bodies[ch.seq])}

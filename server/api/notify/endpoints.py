@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
+import operator
 from typing import Any
 
 from fastapi import APIRouter, Request, Response, WebSocket, WebSocketDisconnect
@@ -149,20 +151,15 @@ async def receive_from(websocket: WebSocket, token: str) -> None:
     position = [int(found.position)]
 
     who = service.subscriber(found)
-    raw, fan = websocket.scope.get(fanout.RAW_SEND), state.fanout
-    style = activity.Channel(topic, found.view_id)
-
-    def moved(seq: int) -> None:
-        position[0] = seq
-
-    async def written(since: int, seen: int) -> int | None:  # by the view's writer
-        return await fan.follow(found.view_id, who, since, seen, raw, style, moved)
+    raw = websocket.scope.get(fanout.RAW_SEND)
+    writer = None if raw is None or state.fanout is None else state.fanout.writer(
+        found.view_id, who, raw, activity.Channel(topic, found.view_id),
+        functools.partial(operator.setitem, position, 0))  # the position as it is written
 
     async def pump() -> tuple[int, str]:
         async for item in follow.follow(engine, who, found.view_id,
                                         position[0], state.settings.page_rows, state.notices,
-                                        state.closing, state.shared_reads,
-                                        None if raw is None or fan is None else written):
+                                        state.closing, state.shared_reads, writer):
             if isinstance(item, follow.Ended):
                 await websocket.send_text(activity.encoded(item.problem()))
                 return (1001, "server shutting down") if item.status == 503 else \

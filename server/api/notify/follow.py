@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -18,11 +18,9 @@ from sqlalchemy import Engine
 
 from server.api.auth import Principal
 from server.api.views import changes, live
-from server.api.views.live import SharedReads
+from server.api.views.live import RESYNC, SharedReads
 from server.api.views.notices import ViewNotices
 from server.errors import NotReady, ServiceError
-
-RESYNC = 5.0  # seconds between reads of an idle channel's feed (a missed notice costs this)
 
 
 @dataclass(frozen=True)
@@ -138,15 +136,14 @@ def _joined(held: changes.Change | None, part: changes.Change) -> changes.Change
 
 async def follow(engine: Engine, who: Principal, view_id: int, since: int, budget: int,
                  notices: ViewNotices, closing: threading.Event, shared: SharedReads,
-                 writer: Callable[[int, int], Awaitable[int | None]] | None = None
+                 writer: live.Writer | None = None
                  ) -> AsyncIterator[Delivery | Ended]:
     """The view's deltas after ``since`` as they are recorded, until the
     feed ends for ``who`` or the server shuts down (an ``Ended`` last).
     Reads run in the thread pool, woken by the view's job ends
     (LISTEN/NOTIFY) and every ``RESYNC`` seconds regardless. With
-    ``writer`` (the view's writer, from a position and the generation it
-    was read at, design note 134), a channel caught up with the view is
-    written by it until handed back, its position as it returns."""
+    ``writer``, a channel caught up with the view is written by the
+    view's writer until handed back (design note 134)."""
     seen, read_at = -1, 0.0
     while not closing.is_set():
         generation = notices.generation(view_id)

@@ -175,7 +175,7 @@ async def view_changes(view_id: Id, who: Who, db: Db, config: Config, request: R
             live.stream(db, who, view_id, begun, config.page_rows, state.notices,
                         state.closing, state.shared_reads, config.sse_heartbeat,
                         None if raw is None or state.fanout is None
-                        else (state.fanout.follow, raw)),
+                        else state.fanout.writer(view_id, who, raw)),
             media_type=SSE, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
     first = await run_in_threadpool(changes.read, db, who, view_id, since, skip,
                                     config.page_rows)

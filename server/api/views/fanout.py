@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from sqlalchemy import Engine
 
 from server.api.auth import Principal
-from server.api.views.live import HEARTBEAT, RESYNC, Read, SharedReads
+from server.api.views.live import HEARTBEAT, RESYNC, Read, SharedReads, Writer
 from server.api.views.notices import ViewNotices
 
 RAW_SEND = "podviews.send"  # the scope key of the server's own send (``capture_send``)
@@ -104,6 +104,12 @@ class Fanout:
         self.followers: dict[tuple[asyncio.AbstractEventLoop, int], dict[Follower, None]] = {}
         self.writers: dict[tuple[asyncio.AbstractEventLoop, int], asyncio.Task[None]] = {}
         self.following = 0  # streams following now, on every loop (read by /metrics)
+
+    def writer(self, view_id: int, who: Principal, send: Send, style: Style = EVENT_STREAM,
+               moved: Callable[[int], None] | None = None) -> Writer:
+        """The hook by which ``who``'s stream or channel of ``view_id``
+        (written through ``send`` in ``style``) follows: ``follow``."""
+        return functools.partial(self.follow, view_id, who, send=send, style=style, moved=moved)
 
     async def follow(self, view_id: int, who: Principal, since: int, seen: int,
                      send: Send, style: Style = EVENT_STREAM,

@@ -18,9 +18,9 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
@@ -141,23 +141,21 @@ class SharedReads:
         return await asyncio.shield(found)
 
 
-class Follow(Protocol):
-    """Follow a view from a position until handed back (``fanout.Fanout``)."""
-
-    def __call__(self, view_id: int, who: Principal, since: int, seen: int,
-                 send: Any) -> Awaitable[int | None]: ...
+# The view's writer for one stream or channel (``fanout.Fanout.writer``): from a
+# position and the generation it was read at, the position it is handed back at
+# (None: the view moved meanwhile, read it yourself)
+Writer = Callable[[int, int], Awaitable[int | None]]
 
 
 async def stream(engine: Engine, who: Principal, view_id: int, first: Read,
                  budget: int, notices: ViewNotices, closing: threading.Event,
                  shared: SharedReads, heartbeat: float,
-                 follow: tuple[Follow, Any] | None = None) -> AsyncIterator[bytes]:
+                 writer: Writer | None = None) -> AsyncIterator[bytes]:
     """The view's events from the page ``first`` on (read before the
     response began, so a refusal is an HTTP status): its snapshot as the
     first event when it holds one, then a change event per seq. With
-    ``follow`` (the view's writer and the server's own send), a stream
-    caught up with the view leaves its changes to the writer until handed
-    back (design note 134)."""
+    ``writer``, a stream caught up with the view leaves its changes to the
+    view's writer until handed back (design note 134)."""
     if first.snapshot is not None:
         yield first.snapshot
     page: changes.Changes | None = first.page
@@ -200,8 +198,8 @@ async def stream(engine: Engine, who: Principal, view_id: int, first: Read,
         except ServiceError as e:  # gone, or no such view any more (dropped): the end
             yield sse("end", problem(e.status, (type(e).__doc__ or "").strip(), e.detail or ""))
             return
-        if follow is not None and ready and held is None and skip == 0:  # caught up: the writer's
-            reached = await follow[0](view_id, who, since, seen, follow[1])
+        if writer is not None and ready and held is None and skip == 0:  # caught up: the writer's
+            reached = await writer(since, seen)
             if reached is not None:  # handed back: read from there ourselves
                 since, seen, beat = reached, -1, time.monotonic()
                 continue
