@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     executor: str = "auto"  # sql | spark | auto (the router picks by the size of the work)
     spark_master: str = "local[*]"
     spark_threshold: int = 100_000  # triples of work from which auto picks Spark
+    # on Spark, batches under this fraction of the view's input run the delta program
+    # (Spark SQL); larger ones evaluate every node and replace the state (design note 137)
+    spark_delta_below: float = 0.05
     # SQL executor: batches of plans that render run as one statement — every view's
     # (sql_render), or those of views whose state holds sql_render_from_rows rows or more
     # (0: none): small states' batches cost less interpreted (design notes 89, 118)
@@ -96,7 +99,8 @@ class Settings(BaseSettings):
     def router(self) -> Router:
         return Router(self.executor, self.spark_threshold,
                       SparkConfig(master=self.spark_master, jdbc_jar=self.jdbc_jar),
-                      render=self.sql_render, render_from_rows=self.sql_render_from_rows)
+                      render=self.sql_render, render_from_rows=self.sql_render_from_rows,
+                      spark_delta_below=self.spark_delta_below)
 
     @property
     def public_base(self) -> str:

@@ -47,10 +47,12 @@ def add(sub: Any) -> None:
     bench.add_argument("--server-url", default="postgresql+psycopg://postgres@127.0.0.1/postgres",
                        help="a Postgres server where scratch databases may be created")
     bench.add_argument("--executor", nargs="+", default=None,
-                       choices=("memory", "sql", "spark", "auto"),
+                       choices=("memory", "sql", "spark", "spark-replace", "auto"),
                        help="executors to run (default: sql for paper-bsbm, sql and spark "
                             "for backfill-bsbm, memory and sql for paper-synthetic; memory: "
-                            "paper-synthetic only)")
+                            "paper-synthetic only; spark-replace: paper-bsbm, Spark "
+                            "evaluating and replacing every batch, against spark's delta "
+                            "program)")
     bench.add_argument("--only", nargs="+", default=None,
                        help="paper-bsbm: these queries only (Q1 Q2 Q3 Q4 path SUM)")
     bench.add_argument("--sql-render", action="store_true",

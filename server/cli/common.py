@@ -21,8 +21,8 @@ from storage.embedded import Embedded
 log = logging.getLogger("podviews.cli")
 
 DB_HELP = "database URL [PODVIEWS_DATABASE_URL]; default: embedded under PODVIEWS_DATA_DIR"
-_SETTINGS = ("database_url", "executor", "spark_master", "spark_threshold", "sql_render", "host",
-             "port", "workers")
+_SETTINGS = ("database_url", "executor", "spark_master", "spark_threshold", "spark_delta_below",
+             "sql_render", "host", "port", "workers")
 
 
 def settings(args: argparse.Namespace) -> Settings:

@@ -22,6 +22,10 @@ def add(sub: Any) -> None:
     worker.add_argument("--spark-threshold", type=int, default=None,
                         help="triples of work from which auto picks Spark "
                              "[PODVIEWS_SPARK_THRESHOLD, default 100000]")
+    worker.add_argument("--spark-delta-below", type=float, default=None,
+                        help="on Spark, batches under this fraction of the view's input run "
+                             "the delta program, larger ones evaluate and replace "
+                             "[PODVIEWS_SPARK_DELTA_BELOW, default 0.05]")
     worker.add_argument("--sql-render", action=argparse.BooleanOptionalAction, default=None,
                         help="SQL executor: maintain a batch of a view whose plan renders "
                              "by one SQL statement, not the interpreter "

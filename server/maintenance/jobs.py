@@ -263,6 +263,9 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
     the changes over ``before`` (the pods it read until now), then each pod
     moving; on Spark, every node evaluated over ``pods`` and replaced."""
     size = functools.cache(work)
+    if not moves and not verify and (done := _delta_on_spark(r, before, size)) is not None:
+        _moved(r, done[0])
+        return "spark", done[1]  # the work: ΔG's triples
     changed = _on_spark(r, pods, size, dry_run=verify and not moves)
     if changed is not None:
         if verify and changed and not moves:
@@ -325,11 +328,42 @@ def placement(r: Run, executor: str) -> str | None:
     work): on Spark, every node evaluated and replaced; on SQL, as one
     rendered statement or through the interpreter, and why."""
     if executor == "spark":
-        return "spark: every node evaluated and its state replaced by the difference"
+        replaced = "every node evaluated and its state replaced by the difference"
+        why = "the view reads documents" if r.documents else spark_unrendered(r.plan)
+        if why is not None:
+            return f"spark: {replaced} (the delta program does not run on Spark: {why})"
+        state = "" if r.router.render else \
+            f" while its state holds {r.router.render_from_rows:,} rows or more"
+        return (f"spark: the delta program as Spark SQL for batches under "
+                f"{r.router.spark_delta_below:.0%} of the view's input{state}, else {replaced}")
     if executor != "sql":
         return None
     why = unrendered(r)
     return "sql: one rendered statement per batch" if why is None else f"sql: interpreter, {why}"
+
+
+def _delta_on_spark(r: Run, pods: list[int], work: Callable[[], int]) -> tuple[int, int] | None:
+    """The batch maintained by the delta program on Spark when the router
+    sends it to Spark, the program renders there and the router prefers it
+    (``Router.spark_delta``: a small batch, a large state): the change in stored
+    rows and ΔG's size; None when it is not."""
+    if r.router.pick(work) != "spark" or r.documents or spark_unrendered(r.plan) is not None:
+        return None
+    if not r.router.spark_delta(work(), lambda: pods_graph.triple_count(r.conn, pods),
+                                int(r.view.state_rows)):
+        return None
+    from server.executors.spark import delta
+
+    return delta.maintain(r.conn, r.view.id, r.plan, r.tables(), pods, r.view.watermark,
+                          r.upto, r.view.predicates, r.router.spark, r.limits.max_view_rows)
+
+
+@functools.lru_cache(maxsize=1024)
+def spark_unrendered(plan: Plan) -> str | None:
+    """Why the plan's delta program does not run on Spark (None: it does)."""
+    from server.executors.spark import delta
+
+    return delta.unrendered(plan)
 
 
 def _on_spark(r: Run, pods: list[int], work: Callable[[], int], dry_run: bool = False,

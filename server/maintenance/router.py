@@ -23,10 +23,23 @@ class Router:
     # ... or those of views whose state holds at least this many rows (0: none by size):
     # a small state's batches cost less through the interpreter (design note 118)
     render_from_rows: int = 0
+    # on Spark, a batch whose ΔG is under this fraction of the view's input graph runs
+    # the delta program (of a view rendered as above); others evaluate and replace (note 137)
+    spark_delta_below: float = 0.05
 
     def weighs(self) -> bool:
         """Whether ``pick`` asks the work's size."""
         return self.mode == "auto" and available()
+
+    def spark_delta(self, delta: int, graph: Callable[[], int], state_rows: int) -> bool:
+        """Whether a Spark batch of ``delta`` triples over a graph of
+        ``graph()``, for a view whose state holds ``state_rows``, runs the
+        delta program rather than evaluating anew: on the views the SQL
+        executor renders (``render``, ``render_from_rows``: a small state's
+        view evaluates in less than the program's Spark stages cost, note 137)."""
+        if not self.render and not (self.render_from_rows and state_rows >= self.render_from_rows):
+            return False
+        return delta < self.spark_delta_below * graph()
 
     def pick(self, work: int | Callable[[], int]) -> str:
         """``work``: its size, or a function measuring it (called only when

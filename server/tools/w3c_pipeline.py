@@ -39,8 +39,11 @@ class Pipeline:
         from server.maintenance.router import Router
         from storage.migrate import upgrade
 
-        # on SQL, plans that render run as one statement per batch, the others interpreted
-        self.router = Router(mode=executor, spark=SparkConfig(codegen=False), render=True)
+        # on SQL, plans that render run as one statement per batch, the others interpreted;
+        # on Spark, every batch of a plan whose delta program renders runs it (the data is
+        # tens of triples: under the default fraction no batch would, note 137)
+        self.router = Router(mode=executor, spark=SparkConfig(codegen=False), render=True,
+                             spark_delta_below=float("inf"))
         if url is None:
             raise ValueError("the sql executor needs a database URL")
         upgrade(url)

@@ -68,20 +68,22 @@ def refresh(conn: Any, view: int, plan: Plan, pods: list[int], cfg: SparkConfig,
     return changed
 
 
-def _reader(spark: Any, url: Any, snapshot: str, top: int) -> Callable[[str, str], DataFrame]:
-    """JDBC reads in the job's snapshot, split over id ranges."""
+def _reader(spark: Any, url: Any, snapshot: str, top: int) -> Callable[[str, str | None], DataFrame]:
+    """JDBC reads in the job's snapshot."""
     jdbc = f"jdbc:postgresql://{url.host or '127.0.0.1'}:{url.port or 5432}/{url.database}"
     init = f"BEGIN ISOLATION LEVEL REPEATABLE READ; SET TRANSACTION SNAPSHOT '{snapshot}'"
     parts = max(1, spark.sparkContext.defaultParallelism)
 
-    def read(query: str, column: str) -> DataFrame:
+    def read(query: str, column: str | None) -> DataFrame:
+        """``query``'s rows, split over ranges of the term id ``column`` (None: one read)."""
         r = (spark.read.format("jdbc").option("url", jdbc)
              .option("driver", "org.postgresql.Driver")
              .option("user", url.username or "postgres").option("password", url.password or "")
              .option("dbtable", f"({query}) q").option("sessionInitStatement", init)
-             .option("fetchsize", "10000").option("partitionColumn", column)
-             .option("lowerBound", "1").option("upperBound", str(top + 1))
-             .option("numPartitions", str(parts)))
+             .option("fetchsize", "10000"))
+        if column is not None:
+            r = (r.option("partitionColumn", column).option("lowerBound", "1")
+                 .option("upperBound", str(top + 1)).option("numPartitions", str(parts)))
         return r.load()
 
     return read

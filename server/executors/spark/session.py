@@ -36,6 +36,13 @@ def session(cfg: SparkConfig) -> Any:
                     .config("spark.sql.shuffle.partitions", str(cfg.shuffle_partitions))
                     .config("spark.driver.memory", cfg.driver_memory)
                     .config("spark.sql.maxPlanStringLength", "100000")
+                    # a UNION ALL of a 2-partition and a 4-partition input claimed
+                    # their partitioning and failed ("Can't zip RDDs with unequal
+                    # numbers of partitions", the delta program's old graph: note 137)
+                    .config("spark.sql.unionOutputPartitioning", "false")
+                    # and the optimizer's constraints of such a union lost an attribute
+                    # ("key not found: s#…" in UnionBase.rewriteConstraints)
+                    .config("spark.sql.constraintPropagation.enabled", "false")
                     .config("spark.cleaner.periodicGC.interval", "5min")
                     .config("spark.ui.enabled", "false")
                     .config("spark.ui.showConsoleProgress", "false")

@@ -35,17 +35,20 @@ _FLOATS = [str(XSD.float), str(XSD.double)]
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
 
 
-def condition(e: A.Expr, col: Column, term: TermId, iris: frozenset[str]) -> str | None:
+def condition(e: A.Expr, col: Column, term: TermId, iris: frozenset[str],
+              spark: bool = False) -> str | None:
     """``e`` as a SQL boolean (NULL: error), or None when not rendered.
-    ``iris``: variables never bound to a literal."""
+    ``iris``: variables never bound to a literal; ``spark``: in Spark SQL,
+    which has neither Postgres's ``numeric`` nor its regular expressions:
+    a numeric comparison calls the engine's own (``SPARK_COMPARE``)."""
     match e:
         case A.Call(fn="&&" | "||", args=args):
-            parts = [condition(a, col, term, iris) for a in args]
+            parts = [condition(a, col, term, iris, spark) for a in args]
             if any(p is None for p in parts):
                 return None
             return "(" + (" AND " if e.fn == "&&" else " OR ").join(parts) + ")"  # type: ignore[arg-type]
         case A.Call(fn="!", args=(a,)):
-            inner = condition(a, col, term, iris)
+            inner = condition(a, col, term, iris, spark)
             return None if inner is None else f"(NOT {inner})"
         case A.Call(fn="BOUND", args=(A.Var(name=v),)):
             c = col(v)
@@ -56,10 +59,11 @@ def condition(e: A.Expr, col: Column, term: TermId, iris: frozenset[str]) -> str
                 _never_literal(b, iris):
             return _identity("=" if e.fn == "=" else "<>", a, b, col, term)
         case A.Call(fn="<" | ">" | "<=" | ">=", args=(a, b)):
+            render = _spark_numeric if spark else _numeric
             if isinstance(a, A.Var) and (x := _number(b)) is not None:
-                return _numeric(e.fn, a.name, x, col)
+                return render(e.fn, a.name, x, col)
             if isinstance(b, A.Var) and (y := _number(a)) is not None:
-                return _numeric(_FLIP[e.fn], b.name, y, col)
+                return render(_FLIP[e.fn], b.name, y, col)
     return None
 
 
@@ -89,7 +93,7 @@ def _never_literal(e: A.Expr, iris: frozenset[str]) -> bool:
 def _operand(e: A.Expr, col: Column, term: TermId) -> str | None:
     match e:
         case A.Var(name=v):
-            return col(v) or "NULL::bigint"  # unbound: an error
+            return col(v) or "CAST(NULL AS bigint)"  # unbound: an error
         case A.Const(term=t):
             return term(t)
     return None
@@ -105,7 +109,7 @@ def _numeric(op: str, var: str, v: Decimal | int, col: Column) -> str:
     op:numeric-less-than and friends)."""
     c = col(var)
     if c is None:
-        return "NULL::boolean"
+        return "CAST(NULL AS boolean)"
     exact = format(Decimal(v), "f")
     double = f"'{float(v)!r}'"
     exacts = ", ".join(f"'{d}'" for d in _EXACT)
@@ -119,6 +123,38 @@ def _numeric(op: str, var: str, v: Decimal | int, col: Column) -> str:
             f"WHEN t.lexical ~ '^\\s*[+]?{_OVER}\\s*$' THEN 'Infinity'::float8 "
             f"WHEN t.lexical ~ '^\\s*-{_OVER}\\s*$' THEN '-Infinity'::float8 END) "
             f"{op} {double}::float8 END FROM terms t WHERE t.id = {c})")
+
+
+SPARK_COMPARE = "pv_compare"  # the Spark SQL function ``compare`` is registered as
+NUMERIC_TYPES = [*_EXACT, *_FLOATS]  # the terms a numeric comparison can hold for
+
+
+def _spark_numeric(op: str, var: str, v: Decimal | int, col: Column) -> str:
+    """``?var op v`` in Spark SQL: the engine's comparison (``compare``) of
+    the variable's term, read from the view ``terms`` (its numeric
+    literals: any other term compares as an error, NULL)."""
+    c = col(var)
+    if c is None:
+        return "CAST(NULL AS boolean)"
+    kind = XSD.integer if isinstance(v, int) else XSD.decimal
+    return (f"(SELECT max({SPARK_COMPARE}(t.kind, t.lexical, t.datatype, t.lang, '{op}', "
+            f"'{format(Decimal(v), 'f')}', '{kind}')) FROM terms t WHERE t.id = {c})")
+
+
+def compare(kind: int, lexical: str, datatype: str | None, lang: str | None, op: str,
+            value: str, value_type: str) -> bool | None:
+    """``term op value`` by the engine's own operators (None: an error)."""
+    from rdflib import URIRef
+
+    from views.expr import evaluate
+    from views.terms import ebv, term_of
+
+    call = A.Call(fn=op, args=(A.Var(name="x"),
+                                 A.Const(term=Literal(value, datatype=URIRef(value_type)))))
+    try:
+        return ebv(evaluate(call, {"x": term_of(kind, lexical, datatype, lang)}))
+    except ExprError:
+        return None
 
 
 # XSD 1.1 lexical spaces (views.terms._LEXICAL), as Postgres regular expressions

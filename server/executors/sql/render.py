@@ -33,6 +33,7 @@ from views import plan as P
 
 DG = "pv_dg"  # ΔG of the batch, (s, p, o, sign): the statement's first CTE
 PODS = "CAST(:pods AS bigint[])"
+NULL = "CAST(NULL AS bigint)"  # an unbound variable's column (Postgres and Spark SQL alike)
 # Larger BGPs stay on the interpreter: their statements plan slowly (design note 88)
 MAX_PATTERNS = 8
 
@@ -151,14 +152,18 @@ class Renderer:
     every possible schema of every stored node registered, ``prepare``)."""
 
     def __init__(self, plan: P.Plan, tables: dict[str, NodeTables], pods: int,
-                 known: Known) -> None:
+                 known: Known, spark: bool = False) -> None:
         self.plan, self.tables, self.multi_pod, self.known = plan, tables, pods > 1, known
+        self.spark = spark  # Spark SQL: tables quoted by backticks, numbers compared by a UDF
         names = sorted(set().union(*(shape(n).vars for n in plan.nodes)))
         self.column = {v: f"v{i}" for i, v in enumerate(names)}
         self.ctes: list[tuple[str, str]] = []
         self.delta_name: dict[str, str] = {}  # nodes whose delta is not empty
         self.missing: dict[object, int] = {}  # constants the dictionary lacks: their ids
         self._alias = 0
+
+    def quote(self, table: str) -> str:
+        return f"`{table}`" if self.spark else f'"{table}"'
 
     def alias(self, prefix: str = "t") -> str:
         self._alias += 1
@@ -226,7 +231,7 @@ class Renderer:
         sql = f"pod_triples AS {a}"
         if k.changed(p, k.deleted):
             sql = (f"(SELECT x.pod_id, x.s, x.p, x.o, 0 AS sign FROM pod_triples x UNION ALL "
-                   f"SELECT NULL::bigint, d.s, d.p, d.o, d.sign FROM {DG} d) AS {a}")
+                   f"SELECT {NULL}, d.s, d.p, d.o, d.sign FROM {DG} d) AS {a}")
             conds = [f"({a}.pod_id = ANY({PODS}) OR {a}.sign < 0)", f"{a}.sign <= 0"]
         if k.changed(p, k.inserted):  # a deleted triple is not inserted too: ΔG is net
             conds.append(f"NOT EXISTS (SELECT 1 FROM {DG} d WHERE d.sign > 0 AND d.s = {a}.s "
@@ -253,7 +258,7 @@ class Renderer:
         for schema in sorted(shape(n).schemas, key=sorted):
             name, variables = self.tables[n.id][schema]
             a = self.alias()
-            out.append([Item(f'"{name}" AS {a}', {v: f"{a}.{c}" for v, c in
+            out.append([Item(f"{self.quote(name)} AS {a}", {v: f"{a}.{c}" for v, c in
                                                    zip(variables, column_names(variables))},
                              schema, f"{a}.k")])
         return out
@@ -265,7 +270,7 @@ class Renderer:
         """One alternative of ``n``'s delta: its variables' columns (NULL
         where unbound) and annotation."""
         names = sorted(shape(n).vars if vars_ is None else vars_)
-        cols = [f"{j.cols.get(v, 'NULL::bigint')} AS {self.column[v]}" for v in names]
+        cols = [f"{j.cols.get(v, NULL)} AS {self.column[v]}" for v in names]
         where = [*j.where, *extra]
         return (f"SELECT {', '.join([*cols, f'{k or j.k} AS k'])} FROM {j.from_}"
                 + (f" WHERE {' AND '.join(where)}" if where else ""))
@@ -278,7 +283,7 @@ class Renderer:
             return None
         body = " UNION ALL ".join(f"({s})" for s in selects)
         group = f" GROUP BY {', '.join(cols)}" if cols else ""
-        return (f"SELECT {', '.join([*cols, 'sum(k)::bigint AS k'])} FROM ({body}) AS u"
+        return (f"SELECT {', '.join([*cols, 'CAST(sum(k) AS bigint) AS k'])} FROM ({body}) AS u"
                 f"{group} HAVING sum(k) <> 0")
 
     def lookup(self, rel: Rel, outer: Item) -> str:
@@ -355,7 +360,7 @@ class Renderer:
     def _expr(self, e: A.Expr | None, j: Joined, iris: frozenset[str]) -> list[str]:
         if e is None:
             return []
-        sql = condition(e, lambda v: j.cols.get(v), self.term, iris)
+        sql = condition(e, lambda v: j.cols.get(v), self.term, iris, spark=self.spark)
         if sql is None:
             raise NotRendered("an expression SQL does not state exactly")
         return [f"({sql}) IS TRUE"]
@@ -515,7 +520,7 @@ class Renderer:
                                   for v in shared) + ")"]
 
     def _cols(self, names: Sequence[str], cols: dict[str, str]) -> str:
-        return ", ".join(f"{cols.get(v, 'NULL::bigint')} AS {self.column[v]}" for v in names) \
+        return ", ".join(f"{cols.get(v, NULL)} AS {self.column[v]}" for v in names) \
             or "1 AS unit_"
 
     def _cte_item(self, cte: str, vars_: frozenset[str], certain: frozenset[str]) -> Item:
@@ -525,6 +530,18 @@ class Renderer:
 
 
 # --------------------------------------------------------------- program
+
+
+def unrendered(plan: P.Plan, spark: bool = False) -> str | None:
+    """Why the plan's delta program does not render (to Spark SQL with
+    ``spark``): the first node that does not; None when it does."""
+    try:
+        fake = {n: {s: (f"t{i}", sorted(s)) for i, s in enumerate(schemas)}
+                for n, schemas in schemas_needed(plan).items()}
+        _program(Renderer(plan, fake, 1, Known({}), spark))
+    except NotRendered as e:
+        return str(e)
+    return None
 
 
 def schemas_needed(plan: P.Plan) -> dict[str, list[Schema]]:
@@ -539,29 +556,93 @@ def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
     the batch changes no node): its result is one row, (rows added to the
     state − rows removed, the largest change of a stored node)."""
     r = Renderer(plan, tables, pods, known)
-    ctes: list[str] = []
-    grown, sizes = [], []
+    ctes, stored = _program(r)
+    return _applied(r, [f"{c} AS ({b})" for c, b in ctes], stored) if stored else None
+
+
+@dataclass(frozen=True)
+class Program:
+    """The delta program as Spark SQL: relations computed in order, each
+    read by name by those after it, then the query of every stored node's
+    ΔQ as rows ``node, v0 … v(n-1), k``, and those nodes."""
+
+    steps: list[tuple[str, str]]
+    query: str
+    nodes: list[str]
+
+
+def deltas(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
+           ) -> Program | None:
+    """The same delta program in Spark SQL over the views ``pod_triples``
+    (the pods' triples), ``pv_dg`` (ΔG) and the stored nodes' tables by
+    name (None: the batch changes no node). ``merge_staged`` adds its rows
+    to the K-relations."""
+    r = Renderer(plan, tables, pods, known, spark=True)
+    ctes, stored = _program(r)
+    if not stored:
+        return None
+    every = sorted(r.column, key=lambda v: int(r.column[v][1:]))
+    selects = [f"SELECT '{n.id}' AS node, "
+               + ", ".join(f"{r.column[v] if v in shape(n).vars else NULL} AS {r.column[v]}"
+                           for v in every) + ("," if every else "")
+               + f" k FROM {name}" for _, n, name in stored]
+    return Program(ctes, " UNION ALL ".join(selects), [n.id for _, n, _ in stored])
+
+
+def merge_staged(plan: P.Plan, tables: dict[str, NodeTables], nodes: Sequence[str],
+                 staged: str) -> str:
+    """The statement adding the ΔQ rows staged in ``staged`` (``node``, then
+    a column per variable of the plan in ``deltas``' order, named ``c0 …``,
+    and ``k``) to the tables of ``nodes``, as ``render``'s statement adds
+    its own: its row is (rows added − rows removed, the largest change)."""
+    r = Renderer(plan, tables, 1, Known({}))
+    ctes, stored = [], []
     for i, n in enumerate(plan.nodes):
+        if n.id not in nodes:
+            continue
+        cols = [f"c{r.column[v][1:]} AS {r.column[v]}" for v in sorted(shape(n).vars)]
+        ctes.append(f"d{i} AS (SELECT {', '.join([*cols, 'k'])} FROM {staged} "
+                    f"WHERE node = '{n.id}')")
+        stored.append((i, n, f"d{i}"))
+    return _applied(r, ctes, stored)
+
+
+Stored = list[tuple[int, P.Node, str]]  # a stored node's position, the node, its ΔQ's CTE
+
+
+def _program(r: Renderer) -> tuple[list[tuple[str, str]], Stored]:
+    """Every node's ΔQ as named relations (CTEs) in the plan's order
+    (children first), and the stored nodes among them whose ΔQ is not empty."""
+    ctes: list[tuple[str, str]] = []
+    stored: Stored = []
+    for i, n in enumerate(r.plan.nodes):
         body = r.node(n)
-        ctes += [f"{c} AS ({b})" for c, b in r.ctes]
-        r.ctes.clear()
+        ctes += r.ctes
+        r.ctes = []
         if body is None:
             continue
         name = f"d{i}"
         r.delta_name[n.id] = name
-        ctes.append(f"{name} AS ({body})")
-        if not plan.stored(n):
-            continue
+        ctes.append((name, body))
+        if r.plan.stored(n):
+            stored.append((i, n, name))
+    return ctes, stored
+
+
+def _applied(r: Renderer, ctes: list[str], stored: Stored) -> str:
+    """``ctes`` followed by the data-modifying CTEs adding each stored
+    node's ΔQ to its tables, and the statement's one row."""
+    ctes = list(ctes)
+    grown, sizes = [], []
+    for i, n, name in stored:
         sizes.append(f"(SELECT count(*) FROM {name})")
         for j, schema in enumerate(sorted(shape(n).schemas, key=sorted)):
-            table, variables = tables[n.id][schema]
+            table, variables = r.tables[n.id][schema]
             gone, ins, sql = _apply(name, f"{i}_{j}", table, variables, schema,
                                     shape(n).vars, r.column)
             ctes += sql
             grown += [f"(SELECT count(*) FROM {ins} WHERE inserted)",
                       f"- (SELECT count(*) FROM {gone})"]
-    if not sizes:
-        return None
     return (f"WITH {', '.join(ctes)} SELECT (0 {' + '.join([''] + grown)})::bigint AS grown, "
             f"greatest(0, {', '.join(sizes)}) AS largest")
 

@@ -29,13 +29,7 @@ PREPARED_KEPT = 256  # prepared statements a session keeps: the oldest go first
 def unrendered(plan: Plan) -> str | None:
     """Why the plan does not render to SQL (the first node that does not), or
     None when it does."""
-    try:
-        fake = {n: {s: (f"t{i}", sorted(s)) for i, s in enumerate(schemas)}
-                for n, schemas in R.schemas_needed(plan).items()}
-        R.render(plan, fake, 1, R.Known({}))
-    except R.NotRendered as e:
-        return str(e)
-    return None
+    return R.unrendered(plan)
 
 
 def placement(plan: Plan) -> str:

@@ -120,6 +120,7 @@ class PaperRow:
     aux_rows: int
     view_rows: int
     equal: bool
+    data_triples: int = 0  # the pod's triples before the updates
     by_update: dict[str, float] = field(default_factory=dict)  # kind -> ms
     pyoxigraph_by_update: dict[str, float] = field(default_factory=dict)  # kind -> eval ms
     changed_by_update: dict[str, int] = field(default_factory=dict)  # kind -> triples changed
@@ -258,16 +259,19 @@ def run(server_url: str, data: Path, updates: Path, count: int, executors: list[
         for query, text in queries(params).items():
             if only and query not in only:
                 continue
-            router = Router(mode=executor, render=render,
-                            render_from_rows=Settings().sql_render_from_rows)
-            rows.append(_one_query(engine, pod, query, text, router, params, stream, name))
+            router = Router(mode=executor.removesuffix("-replace"), render=render,
+                            render_from_rows=Settings().sql_render_from_rows,
+                            spark_delta_below=0.0 if executor == "spark-replace" else
+                            Settings().spark_delta_below)
+            rows.append(_one_query(engine, pod, query, text, router, params, stream, name,
+                                   executor + ("+render" if render else "")))
         engine.dispose()
     return rows
 
 
 def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, router: Router,
-               params: dict[str, str], stream: list[list[tuple]], data_name: str) -> PaperRow:
-    executor = router.mode + ("+render" if router.render else "")
+               params: dict[str, str], stream: list[list[tuple]], data_name: str,
+               executor: str) -> PaperRow:
     q = compile_query(text).query
     whole = dataclasses.replace(q, order=(), limit=None, offset=0)
     oracle_text = _unsliced(text)
@@ -322,7 +326,7 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, router: Router
     return PaperRow(name, data_name, executor, len(steps), round(inc, 1), round(read_ms, 1),
                     round(oxe, 1), round(oxj, 1), round(scratch_ms, 1), round(oxe / inc, 2),
                     round(oxj / (inc + read_ms), 2), round(scratch_ms / inc, 1), aux_rows,
-                    view_rows, equal, {k: round(v, 1) for k, v in times.items()},
+                    view_rows, equal, len(pod.store), {k: round(v, 1) for k, v in times.items()},
                     {k: round(v.eval_ms, 1) for k, v in theirs.items()}, changed, ran)
 
 
@@ -343,7 +347,8 @@ def print_table(rows: list[PaperRow], as_json: bool) -> None:
     from dataclasses import asdict
 
     if as_json:
-        print(json.dumps({"rows": [asdict(r) for r in rows], "growth": [asdict(g) for g in growth(rows)]}, indent=1))
+        print(json.dumps({"rows": [asdict(r) for r in rows], "growth": [asdict(g) for g in growth(rows)],
+                          "spark": [asdict(k) for k in spark_kinds(rows)]}, indent=1))
         return
     from rich.console import Console
     from rich.table import Table
@@ -403,7 +408,50 @@ def growth(rows: list[PaperRow]) -> list[Growth]:
             for a, b in [(rs[0], rs[-1])]]
 
 
+@dataclass
+class SparkKind:
+    """One update kind of one query on Spark: the delta program against
+    evaluating every node and replacing the state, measured in this run."""
+
+    query: str
+    data: str
+    kind: str
+    delta_fraction: float  # triples the update changed / the data's triples
+    delta_ms: float
+    replace_ms: float
+    speedup: float  # replace_ms / delta_ms
+
+
+def spark_kinds(rows: list[PaperRow]) -> list[SparkKind]:
+    """Per query and update kind run by both ``spark`` and ``spark-replace``."""
+    replaced = {(r.query, r.data): r for r in rows if r.executor == "spark-replace"}
+    out = []
+    for r in rows:
+        other = replaced.get((r.query, r.data))
+        if r.executor != "spark" or other is None:
+            continue
+        for kind, ms in r.by_update.items():
+            if kind in other.by_update:
+                out.append(SparkKind(r.query, r.data, kind,
+                                     round(r.changed_by_update.get(kind, 0) / max(r.data_triples, 1), 5),
+                                     ms, other.by_update[kind],
+                                     round(other.by_update[kind] / ms, 2) if ms else 0.0))
+    return out
+
+
 def _print_ratios(rows: list[PaperRow]) -> None:
+    spark = spark_kinds(rows)
+    if spark:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title="Spark: the delta program vs evaluate-and-replace, per update (ms)")
+        for c in ("query", "data", "update", "ΔG / data", "delta program", "replace", "speed-up"):
+            t.add_column(c)
+        for k in spark:
+            t.add_row(k.query, k.data, k.kind, f"{k.delta_fraction:.3%}", str(k.delta_ms),
+                      str(k.replace_ms), f"{k.speedup}×")
+        Console(width=220).print(t)
     for g in growth(rows):
         kinds = ", ".join(f"{k} {v}" for k, v in g.by_update.items())
         print(f"{g.query} ({g.executor}): per-update cost {g.data_to} / {g.data_from}: "
