@@ -231,7 +231,10 @@ def test_w3c_through_spark(migrated: str, test_id: str) -> None:
     assert outcome.status == "passed", outcome.reason
 
 
-SPARK = Router(mode="auto", threshold=0, spark=SparkConfig(codegen=False))  # Spark where it can
+# Spark where it can: a batch by the delta program where the plan renders (note 137),
+# evaluated and replaced otherwise (backfills, groups, paths)
+SPARK = Router(mode="auto", threshold=0, spark=SparkConfig(codegen=False), render=True,
+               spark_delta_below=float("inf"))
 
 
 @fuzz_settings(max(EXAMPLES // 2500, 1))
