@@ -32,7 +32,6 @@ from server.executors.sql import run as rendered
 from storage import krel, stage
 from views import algebra as A
 from views import plan as P
-from views.errors import ViewTooLarge
 
 
 def unrendered(plan: P.Plan) -> str | None:
@@ -46,17 +45,11 @@ def maintain(conn: Connection, view: int, plan: P.Plan, tables: dict[str, krel.N
              cfg: SparkConfig, max_rows: int | None = None) -> tuple[int, int]:
     """Apply the changes of ``pods`` in (after, upto] to the view's state
     through Spark: the change in stored rows, and ΔG's size."""
-    if upto <= after or not pods:
-        return 0, 0
-    staged = rendered.stage(conn, pods, after, upto, predicates)
-    changed, size = set(staged), sum(staged.values())
-    if not changed:
-        return 0, 0
     had = {name for by_schema in tables.values() for name, _ in by_schema.values()}
-    rendered.prepare(conn, view, plan, tables)
-    known = R.Known(rendered.term_ids(conn, R.constants(plan)),
-                    frozenset(p for p, sign in changed if sign > 0),
-                    frozenset(p for p, sign in changed if sign < 0))
+    batch = rendered.staged_batch(conn, view, plan, tables, pods, after, upto, predicates)
+    if batch is None:
+        return 0, 0
+    known, size = batch
     program = R.deltas(plan, tables, len(pods), known)
     if program is None:
         return 0, size
@@ -69,9 +62,7 @@ def maintain(conn: Connection, view: int, plan: P.Plan, tables: dict[str, krel.N
     stage.load(conn, width, _csv(staging))
     grown, largest = conn.execute(text(R.merge_staged(plan, tables, program.nodes,
                                                       stage.STAGE))).one()
-    if max_rows is not None and largest > max_rows:
-        raise ViewTooLarge(f"one of its nodes changes by {largest:,} rows at once; "
-                           f"the limit is {max_rows:,}")
+    rendered.within(largest, max_rows)
     return int(grown), size
 
 

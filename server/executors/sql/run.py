@@ -58,28 +58,46 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     not met before on this connection), then, unless ΔG changes no node, JIT
     off and the statement (a small batch: whether it is prepared, and its
     PREPARE the first time; a large one: ΔG's table truncated after)."""
-    if upto <= after or not pods:
+    batch = staged_batch(conn, view, plan, tables, pods, after, upto, predicates)
+    if batch is None:
         return 0, 0
-    staged = stage(conn, pods, after, upto, predicates)
-    changed, size = set(staged), sum(staged.values())
-    if not changed:
-        return 0, 0
-    prepare(conn, view, plan, tables)
-    known = R.Known(term_ids(conn, R.constants(plan)),
-                    frozenset(p for p, sign in changed if sign > 0),
-                    frozenset(p for p, sign in changed if sign < 0))
+    known, size = batch
     sql = R.render(plan, tables, len(pods), known)
     grown = 0
     if sql is not None:
         # JIT compiles a statement this size for seconds; it runs in milliseconds (note 88)
         conn.execute(text("SET LOCAL jit = off"))
         grown, largest = execute(conn, sql, pods, size)
-        if max_rows is not None and largest > max_rows:
-            raise ViewTooLarge(f"one of its nodes changes by {largest:,} rows at once; "
-                               f"the limit is {max_rows:,}")
+        within(largest, max_rows)
     if size > PREPARED_UPTO:  # a large ΔG's pages are not kept under the small batches' plans
         conn.execute(text(f"TRUNCATE {R.DG}"))
     return int(grown), size
+
+
+def within(largest: int, max_rows: int | None) -> None:
+    """A batch may change a stored node by at most ``max_rows`` rows."""
+    if max_rows is not None and largest > max_rows:
+        raise ViewTooLarge(f"one of its nodes changes by {largest:,} rows at once; "
+                           f"the limit is {max_rows:,}")
+
+
+def staged_batch(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
+                 pods: list[int], after: int, upto: int, predicates: list[int] | None
+                 ) -> tuple[R.Known, int] | None:
+    """ΔG of ``pods`` in (after, upto] staged, every table the program may
+    write created (``prepare``): what the renderer knows of the batch, and
+    ΔG's size; None when ΔG is empty."""
+    if upto <= after or not pods:
+        return None
+    staged = stage(conn, pods, after, upto, predicates)
+    changed = set(staged)
+    if not changed:
+        return None
+    prepare(conn, view, plan, tables)
+    known = R.Known(term_ids(conn, R.constants(plan)),
+                    frozenset(p for p, sign in changed if sign > 0),
+                    frozenset(p for p, sign in changed if sign < 0))
+    return known, sum(staged.values())
 
 
 def execute(conn: Connection, sql: str, pods: list[int], size: int) -> tuple[int, int]:
