@@ -329,13 +329,11 @@ def placement(r: Run, executor: str) -> str | None:
     rendered statement or through the interpreter, and why."""
     if executor == "spark":
         replaced = "every node evaluated and its state replaced by the difference"
-        why = "the view reads documents" if r.documents else spark_unrendered(r.plan)
+        why = spark_unrendered(r)
         if why is not None:
             return f"spark: {replaced} (the delta program does not run on Spark: {why})"
-        state = "" if r.router.render else \
-            f" while its state holds {r.router.render_from_rows:,} rows or more"
         return (f"spark: the delta program as Spark SQL for batches under "
-                f"{r.router.spark_delta_below:.0%} of the view's input{state}, else {replaced}")
+                f"{r.router.spark_delta_below:.0%} of the view's input, else {replaced}")
     if executor != "sql":
         return None
     why = unrendered(r)
@@ -344,13 +342,12 @@ def placement(r: Run, executor: str) -> str | None:
 
 def _delta_on_spark(r: Run, pods: list[int], work: Callable[[], int]) -> tuple[int, int] | None:
     """The batch maintained by the delta program on Spark when the router
-    sends it to Spark, the program renders there and the router prefers it
-    (``Router.spark_delta``: a small batch, a large state): the change in stored
+    sends it to Spark, the program runs there (``spark_unrendered``) and the
+    batch is small (``Router.spark_delta``): the change in stored
     rows and ΔG's size; None when it is not."""
-    if r.router.pick(work) != "spark" or r.documents or spark_unrendered(r.plan) is not None:
+    if r.router.pick(work) != "spark" or spark_unrendered(r) is not None:
         return None
-    if not r.router.spark_delta(work(), lambda: pods_graph.triple_count(r.conn, pods),
-                                int(r.view.state_rows)):
+    if not r.router.spark_delta(work(), lambda: pods_graph.triple_count(r.conn, pods)):
         return None
     from server.executors.spark import delta
 
@@ -358,12 +355,12 @@ def _delta_on_spark(r: Run, pods: list[int], work: Callable[[], int]) -> tuple[i
                           r.upto, r.view.predicates, r.router.spark, r.limits.max_view_rows)
 
 
-@functools.lru_cache(maxsize=1024)
-def spark_unrendered(plan: Plan) -> str | None:
-    """Why the plan's delta program does not run on Spark (None: it does)."""
-    from server.executors.spark import delta
-
-    return delta.unrendered(plan)
+def spark_unrendered(r: Run) -> str | None:
+    """Why the view's batches on Spark never run the delta program (None:
+    they do when small): it must render to Spark SQL, and the view be one
+    whose batches render on SQL — a small state's view evaluates in less
+    than the program's Spark stages cost (note 137, as note 118 on SQL)."""
+    return rendered.unrendered(r.plan, spark=True) or unrendered(r)
 
 
 def _on_spark(r: Run, pods: list[int], work: Callable[[], int], dry_run: bool = False,

@@ -31,14 +31,9 @@ class Router:
         """Whether ``pick`` asks the work's size."""
         return self.mode == "auto" and available()
 
-    def spark_delta(self, delta: int, graph: Callable[[], int], state_rows: int) -> bool:
+    def spark_delta(self, delta: int, graph: Callable[[], int]) -> bool:
         """Whether a Spark batch of ``delta`` triples over a graph of
-        ``graph()``, for a view whose state holds ``state_rows``, runs the
-        delta program rather than evaluating anew: on the views the SQL
-        executor renders (``render``, ``render_from_rows``: a small state's
-        view evaluates in less than the program's Spark stages cost, note 137)."""
-        if not self.render and not (self.render_from_rows and state_rows >= self.render_from_rows):
-            return False
+        ``graph()`` runs the delta program rather than evaluating anew."""
         return delta < self.spark_delta_below * graph()
 
     def pick(self, work: int | Callable[[], int]) -> str:

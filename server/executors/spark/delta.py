@@ -34,12 +34,6 @@ from views import algebra as A
 from views import plan as P
 
 
-def unrendered(plan: P.Plan) -> str | None:
-    """Why the plan's delta program does not render to Spark SQL (None: it
-    does)."""
-    return R.unrendered(plan, spark=True)
-
-
 def maintain(conn: Connection, view: int, plan: P.Plan, tables: dict[str, krel.NodeTables],
              pods: list[int], after: int, upto: int, predicates: list[int] | None,
              cfg: SparkConfig, max_rows: int | None = None) -> tuple[int, int]:
@@ -72,7 +66,7 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
     step a cached view read by name by the next (one query of them all
     took Spark's planner minutes), all dropped after. Tables not in ``had``
     were created by this job, invisible in its exported snapshot: empty."""
-    in_pods = f"IN ({', '.join(str(int(p)) for p in pods)})"
+    in_pods = f"IN ({', '.join(str(int(p)) for p in pods)})"  # the SQL's pods parameter
     steps = [(name, body.replace(f"= ANY({R.PODS})", in_pods)) for name, body in program.steps]
     sql = " ".join(body for _, body in steps)
     spark = session(cfg)
@@ -83,8 +77,7 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
     views: dict[str, Any] = {
         R.DG: spark.createDataFrame([tuple(r) for r in dg], "s long, p long, o long, sign int"),
         "pod_triples": read(
-            f"SELECT pod_id, s, p, o FROM pod_triples WHERE pod_id IN "
-            f"({', '.join(str(int(p)) for p in pods)})"
+            f"SELECT pod_id, s, p, o FROM pod_triples WHERE pod_id {in_pods}"
             + (f" AND p IN ({', '.join(map(str, predicates)) or 'NULL'})"
                if predicates is not None else ""), "s")}
     if f"{exprs.SPARK_COMPARE}(" in sql:  # numeric comparisons: the numeric literals

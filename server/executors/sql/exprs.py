@@ -22,10 +22,11 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from rdflib import XSD
-from rdflib.term import Identifier, Literal
+from rdflib.term import Identifier, Literal, URIRef
 
 from views import algebra as A
-from views.terms import INTEGER_TYPES, ExprError, numeric_type, numeric_value
+from views.expr import evaluate
+from views.terms import INTEGER_TYPES, ExprError, ebv, numeric_type, numeric_value, term_of
 
 Column = Callable[[str], str | None]  # a variable's id column, None when never bound
 TermId = Callable[[Identifier], str]  # a constant's id as SQL
@@ -144,11 +145,6 @@ def _spark_numeric(op: str, var: str, v: Decimal | int, col: Column) -> str:
 def compare(kind: int, lexical: str, datatype: str | None, lang: str | None, op: str,
             value: str, value_type: str) -> bool | None:
     """``term op value`` by the engine's own operators (None: an error)."""
-    from rdflib import URIRef
-
-    from views.expr import evaluate
-    from views.terms import ebv, term_of
-
     call = A.Call(fn=op, args=(A.Var(name="x"),
                                  A.Const(term=Literal(value, datatype=URIRef(value_type)))))
     try:

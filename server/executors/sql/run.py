@@ -26,10 +26,10 @@ PREPARED_KEPT = 256  # prepared statements a session keeps: the oldest go first
 
 
 @functools.lru_cache(maxsize=1024)
-def unrendered(plan: Plan) -> str | None:
-    """Why the plan does not render to SQL (the first node that does not), or
-    None when it does."""
-    return R.unrendered(plan)
+def unrendered(plan: Plan, spark: bool = False) -> str | None:
+    """Why the plan does not render to SQL (to Spark SQL with ``spark``):
+    the first node that does not; None when it does."""
+    return R.unrendered(plan, spark)
 
 
 def placement(plan: Plan) -> str:

@@ -120,7 +120,7 @@ class PaperRow:
     aux_rows: int
     view_rows: int
     equal: bool
-    data_triples: int = 0  # the pod's triples before the updates
+    data_triples: int = 0  # the pod's triples after the updates (the data's size)
     by_update: dict[str, float] = field(default_factory=dict)  # kind -> ms
     pyoxigraph_by_update: dict[str, float] = field(default_factory=dict)  # kind -> eval ms
     changed_by_update: dict[str, int] = field(default_factory=dict)  # kind -> triples changed
