@@ -31,7 +31,7 @@ from server.api.views.live import SharedReads
 from server.api.views.notices import ViewNotices
 from server.config import Settings
 from server.maintenance import worker
-from storage import ops
+from storage import db, ops
 
 
 class App(FastAPI):
@@ -118,5 +118,5 @@ HEALTH_TIMEOUT = 2.0
 
 
 def _ping(engine: sa.Engine) -> None:
-    with engine.connect() as c:
+    with db.reading(engine) as c:
         ops.ping(c)

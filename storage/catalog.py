@@ -11,20 +11,15 @@ from contextlib import contextmanager
 
 from sqlalchemy import Connection, Engine, Row
 
-from storage import krel, terms, views_repo
+from storage import db, krel, terms, views_repo
 from views.kset import KSet
 
 
 @contextmanager
 def snapshot(engine: Engine) -> Iterator[Connection]:
-    """A read-only connection whose reads all see one snapshot; ended
-    (rolled back: it wrote nothing) on leaving."""
-    with engine.connect().execution_options(isolation_level="REPEATABLE READ",
-                                            postgresql_readonly=True) as conn:
-        try:
-            yield conn
-        finally:
-            conn.rollback()
+    """A read-only connection whose reads all see one snapshot (``db.reading``)."""
+    with db.reading(engine, isolation_level="REPEATABLE READ") as conn:
+        yield conn
 
 
 def results(conn: Connection, view: Row) -> KSet:

@@ -7,7 +7,7 @@ calls ``record_change`` and cannot forget to wake the views."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from sqlalchemy import Connection, Row, text
 
@@ -19,14 +19,13 @@ SPO = ("s", "p", "o")
 SEQUENCE_LOCK = 0x706F6476  # advisory lock key serialising the change log
 
 
-# One statement applies the resource's diff to its quads and to the pod's
-# default graph, the support-counted union of its resources (decision 5), and
-# returns the 0 <-> 1 transitions: the only changes views see. Inserted and
-# deleted triples are disjoint, so the CTEs touch disjoint rows. The diff
-# comes as arrays (``unnest``) or, for a large one, from staging tables;
-# ``{out}`` is where the transitions go. Inserted in key order, the quads'
-# and the default graph's primary keys grow at their ends (bsbm-1000 in one
-# write: 11 CPU-s in random order, 7.3 sorted).
+# The resource's diff applied to its quads and to the pod's default graph,
+# the support-counted union of its resources (decision 5), with ``delta``
+# the 0 <-> 1 transitions: the only changes views see. Inserted and deleted
+# triples are disjoint, so the CTEs touch disjoint rows. The diff comes as
+# arrays (``unnest``) or, for a large one, from staging tables. Inserted in
+# key order, the quads' and the default graph's primary keys grow at their
+# ends (bsbm-1000 in one write: 11 CPU-s in random order, 7.3 sorted).
 _APPLY = """
 WITH ins AS (SELECT s, p, o FROM {ins} ORDER BY s, p, o),
 del AS (SELECT s, p, o FROM {dels}),
@@ -39,16 +38,39 @@ gone AS (DELETE FROM pod_triples t USING del d
   WHERE t.pod_id = :pod AND t.s = d.s AND t.p = d.p AND t.o = d.o AND t.n = 1
   RETURNING t.s, t.p, t.o),
 fewer AS (UPDATE pod_triples t SET n = t.n - 1 FROM del d
-  WHERE t.pod_id = :pod AND t.s = d.s AND t.p = d.p AND t.o = d.o AND t.n > 1)
-{out} SELECT s, p, o, 1 AS sign FROM up WHERE n = 1
-UNION ALL SELECT s, p, o, -1 FROM gone
+  WHERE t.pod_id = :pod AND t.s = d.s AND t.p = d.p AND t.o = d.o AND t.n > 1 RETURNING 1),
+delta AS (SELECT s, p, o, 1 AS sign FROM up WHERE n = 1 UNION ALL SELECT s, p, o, -1 FROM gone)
 """
+# Writers take sequence numbers one at a time and hold them to commit (the
+# advisory lock, taken before the row's sequence number is drawn: ``change``
+# reads ``lock``), so commit order is sequence order: a snapshot holds a
+# prefix of the log. In one statement the lock is taken once the pod's
+# default graph is changed (it reads every row ``up``, ``gone`` and ``fewer``
+# return), as when it was a statement of its own: a writer never waits for a
+# row of ``pod_triples`` while holding the lock the other writers wait for.
+_LOCK = "SELECT pg_advisory_xact_lock(:k)"
+_LOCK_APPLIED = (_LOCK + " FROM (SELECT count(*) FROM delta) AS applied, "
+                 "(SELECT count(*) FROM fewer) AS counted")
+_CHANGE = ("INSERT INTO changes (pod_id, resource_id, path, inserted, deleted) "
+           "SELECT :pod, :r, (SELECT path FROM resources WHERE id = :r), :ni, :nd {lock} "
+           "RETURNING seq")
 # The resource's own diff, its named graph's change (migration 0013).
-_LOG_DIFF = """
-INSERT INTO change_quads (seq, s, p, o, sign)
-SELECT :seq, s, p, o, sign FROM (SELECT s, p, o, 1 AS sign FROM {ins}
-  UNION ALL SELECT s, p, o, -1 FROM {dels}) d ORDER BY s, p, o
-"""
+_DIFF = "(SELECT s, p, o, 1 AS sign FROM {ins} UNION ALL SELECT s, p, o, -1 FROM {dels})"
+# One job per view the diff can wake (``_WOKEN``), one NOTIFY if any.
+_JOBS = ("INSERT INTO jobs (kind, view_id, payload, status, attempts, max_attempts) "
+         "SELECT 'apply_changes', w.id, jsonb_build_object('seq', change.seq), 'queued', 0, 5 "
+         "FROM change, ({woken}) AS w RETURNING id")
+# A small write is one statement: the diff applied, the change logged with
+# its ΔG and diff, its jobs queued (design note 138).
+_WRITE = (_APPLY + ", lock AS (" + _LOCK_APPLIED + "), change AS (" + _CHANGE.format(lock="FROM lock")
+          + "), logged AS (INSERT INTO change_triples (seq, s, p, o, sign) "
+          "SELECT change.seq, d.s, d.p, d.o, d.sign FROM change, delta d), "
+          "diff AS (INSERT INTO change_quads (seq, s, p, o, sign) "
+          "SELECT change.seq, d.s, d.p, d.o, d.sign FROM change, "
+          + _DIFF.format(ins="ins", dels="del") + " AS d ORDER BY d.s, d.p, d.o), "
+          "jobs AS ({jobs}) SELECT change.seq, "
+          "(SELECT pg_notify(:channel, 'apply_changes') FROM (SELECT 1 FROM jobs LIMIT 1) AS j) "
+          "FROM change")
 # A diff of more triples than this is COPYed into staging tables, and its
 # ΔG goes from one to the change log without passing through Python.
 STAGED = 5_000
@@ -59,46 +81,30 @@ def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
     """Apply the resource's diff (term ids), log the change with its ΔG and
     enqueue the jobs of the views it can change; the change's sequence
     number."""
-    staged = len(inserted) + len(deleted) > STAGED
-    keys = {"r": rid, "pod": pod}
-    delta: Sequence[Row] = []
-    if staged:
-        _stage(conn, {"staged_ins": inserted, "staged_del": deleted, "staged_delta": ()})
-        conn.execute(text(_APPLY.format(ins="staged_ins", dels="staged_del",
-                                        out="INSERT INTO staged_delta")), keys)
-    elif inserted or deleted:
-        delta = conn.execute(text(_APPLY.format(
-            ins=unnest(SPO, "i", "i"), dels=unnest(SPO, "d", "d"), out="")),
-            {**keys, **columns(inserted, SPO, "i"), **columns(deleted, SPO, "d")}).all()
-    # Writers take sequence numbers one at a time and hold them to commit, so
-    # commit order is sequence order: a snapshot holds a prefix of the log.
-    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SEQUENCE_LOCK})
-    seq = int(conn.execute(text(
-        "INSERT INTO changes (pod_id, resource_id, path, inserted, deleted) VALUES (:pod, :r, "
-        "(SELECT path FROM resources WHERE id = :r), :i, :d) RETURNING seq"),
-        {"pod": pod, "r": rid, "i": len(inserted), "d": len(deleted)}).scalar_one())
-    if staged:
-        conn.execute(text("INSERT INTO change_triples (seq, s, p, o, sign) "
-                          "SELECT :seq, s, p, o, sign FROM staged_delta ORDER BY s, p, o"),
-                     {"seq": seq})
-        conn.execute(text(_LOG_DIFF.format(ins="staged_ins", dels="staged_del")), {"seq": seq})
-    else:
-        if delta:
-            names = (*SPO, "sign")
-            conn.execute(text(
-                "INSERT INTO change_triples (seq, s, p, o, sign) SELECT :seq, * FROM "
-                f"{unnest(names, types={'sign': 'smallint'})}"),
-                {"seq": seq, **columns(delta, names)})
-        if inserted or deleted:
-            conn.execute(text(_LOG_DIFF.format(ins=unnest(SPO, "i", "i"),
-                                               dels=unnest(SPO, "d", "d"))),
-                         {"seq": seq, **columns(inserted, SPO, "i"), **columns(deleted, SPO, "d")})
     # the resource's diff wakes the views: one reading the document (GRAPH, FROM)
     # sees a change the default graph does not
-    predicates = {t[1] for t in inserted} | {t[1] for t in deleted}
-    if predicates:
-        queue.enqueue_many(conn, "apply_changes", views_woken(conn, pod, predicates),
-                           {"seq": seq})
+    predicates = sorted({t[1] for t in inserted} | {t[1] for t in deleted})
+    keys = {"r": rid, "pod": pod, "k": SEQUENCE_LOCK, "ni": len(inserted), "nd": len(deleted),
+            "preds": predicates}
+    if len(inserted) + len(deleted) <= STAGED:
+        return int(conn.execute(text(_WRITE.format(
+            ins=unnest(SPO, "i", "i"), dels=unnest(SPO, "d", "d"),
+            jobs=_JOBS.format(woken=_WOKEN))),
+            {**keys, "channel": queue.CHANNEL, **columns(inserted, SPO, "i"),
+             **columns(deleted, SPO, "d")}).scalar_one())
+    _stage(conn, {"staged_ins": inserted, "staged_del": deleted, "staged_delta": ()})
+    conn.execute(text(_APPLY.format(ins="staged_ins", dels="staged_del")
+                      + "INSERT INTO staged_delta SELECT * FROM delta"), keys)
+    conn.execute(text(_LOCK), keys)
+    seq = int(conn.execute(text(_CHANGE.format(lock="")), keys).scalar_one())
+    conn.execute(text("INSERT INTO change_triples (seq, s, p, o, sign) "
+                      "SELECT :seq, s, p, o, sign FROM staged_delta ORDER BY s, p, o"),
+                 {"seq": seq})
+    conn.execute(text("INSERT INTO change_quads (seq, s, p, o, sign) SELECT :seq, * FROM "
+                      + _DIFF.format(ins="staged_ins", dels="staged_del")
+                      + " AS d ORDER BY s, p, o"), {"seq": seq})
+    queue.enqueue_many(conn, "apply_changes", views_woken(conn, pod, set(predicates)),
+                       {"seq": seq})
     return seq
 
 
@@ -136,12 +142,14 @@ def views_woken(conn: Connection, pod: int, predicates: set[int]) -> list[int]:
     consents, not from ``consent_views``, whose rows a view's backfill adopts
     only when it commits: a write committed while the backfill ran (after its
     snapshot) must wake the view too, or the view would claim to reflect it."""
-    return [int(r[0]) for r in conn.execute(text(
-        "SELECT DISTINCT v.id FROM consents c JOIN views v ON v.consumer_id = c.consumer_id "
-        "AND (c.view_id IS NULL OR c.view_id = v.id) WHERE c.pod_id = :p "
-        "AND c.revoked_at IS NULL "
-        "AND (v.predicates IS NULL OR v.predicates && CAST(:preds AS bigint[]))"),
-        {"p": pod, "preds": sorted(predicates)})]
+    return [int(r[0]) for r in conn.execute(text(_WOKEN), {"pod": pod,
+                                                             "preds": sorted(predicates)})]
+
+
+_WOKEN = ("SELECT DISTINCT v.id FROM consents c JOIN views v ON v.consumer_id = c.consumer_id "
+          "AND (c.view_id IS NULL OR c.view_id = v.id) WHERE c.pod_id = :pod "
+          "AND c.revoked_at IS NULL AND cardinality(CAST(:preds AS bigint[])) > 0 "
+          "AND (v.predicates IS NULL OR v.predicates && CAST(:preds AS bigint[]))")
 
 
 def last_seq(conn: Connection) -> int:

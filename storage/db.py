@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import psycopg
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
 from storage.embedded import Embedded
@@ -32,6 +33,19 @@ def raw(conn: Connection) -> psycopg.Connection:
     driver = conn.connection.driver_connection
     assert isinstance(driver, psycopg.Connection)
     return driver
+
+
+@contextmanager
+def reading(engine: Engine, **options: Any) -> Iterator[Connection]:
+    """A connection for reads (``BEGIN READ ONLY``: a write fails), with
+    these execution options; its transaction ended by COMMIT on leaving,
+    ROLLBACK on an error. psycopg forgets a session's prepared statements at
+    every ROLLBACK, so reads that rolled back made each pooled connection
+    parse and plan every statement again (design note 138); a read-only
+    transaction's COMMIT is its ROLLBACK, without that."""
+    with engine.connect().execution_options(postgresql_readonly=True, **options) as conn:
+        yield conn
+        conn.commit()
 
 
 TRANSIENT = ("40001", "40P01")  # serialization failure, deadlock detected

@@ -17,7 +17,7 @@ from fastapi import Request
 
 from server.api.solid_oidc import InvalidToken, Verifier
 from server.errors import Forbidden, Unauthorized
-from storage import pods
+from storage import db, pods
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def _credentials(request: Request) -> Principal:
     token = token.strip()
     if hmac.compare_digest(token.encode(), request.app.state.settings.admin_token.encode()):
         return Principal("admin")
-    with request.app.state.engine.connect() as c:
+    with db.reading(request.app.state.engine) as c:
         row = pods.agent_by_token(c, token_hash(token))
     if row is None:
         raise Unauthorized("unknown bearer token")
@@ -99,7 +99,7 @@ def _solid_oidc(request: Request, token: str) -> Principal:
     raw = request.scope.get("raw_path") or request.url.path.encode()
     url = settings.public_base + raw.decode("latin-1")  # as the client addressed it
     webid = verifier.webid(token, proof.strip(), request.method, url)
-    with request.app.state.engine.connect() as c:
+    with db.reading(request.app.state.engine) as c:
         row = pods.agent_by_webid(c, webid)
     if row is None:
         return Principal(WEBID, None, webid)

@@ -175,3 +175,61 @@ def test_each_change_keeps_its_documents_diff(migrated: str) -> None:
         assert diff(c, seq) == {**dict.fromkeys(big, -1), t("x", "q", "z"): -1}
         assert c.execute(sa.text("SELECT path FROM changes WHERE seq = :q"),
                          {"q": seq}).scalar_one() == "b"
+
+
+@pytest.mark.parametrize("size", ["small", "staged"])
+def test_a_writer_changes_the_default_graph_before_it_waits_for_the_change_log(
+        migrated: str, size: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writers take the change log's lock after changing ``pod_triples``, in
+    one statement (a small write) as in several (a staged one): a writer
+    waiting for the lock already holds its rows, so none waits for a row
+    while holding the lock the others wait for (a deadlock with a staged
+    writer of the same triples)."""
+    from storage import changes
+    if size == "staged":
+        monkeypatch.setattr(changes, "STAGED", 0)
+    engine = sa.create_engine(migrated)
+    with engine.begin() as c:
+        pod = _pod(c)
+        pods.put_resource(c, pod, "doc", [t("a", "p", "b")])
+        s, p, o = c.execute(sa.text("SELECT s, p, o FROM pod_triples WHERE pod_id = :p"),
+                            {"p": pod}).one()
+        rid = pods.resource(c, pod, "doc").id
+    holder = engine.connect()
+    holder.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": changes.SEQUENCE_LOCK})
+
+    def write() -> int:
+        with engine.begin() as w:
+            return changes.record_change(w, pod, rid, set(), {(s, p, o)})
+
+    with ThreadPoolExecutor(1) as pool:
+        writer = pool.submit(write)
+        try:
+            held = _row_held(engine, pod, s)
+            assert not writer.done()  # it waits for the lock
+        finally:
+            holder.rollback()
+            holder.close()
+        assert writer.result(timeout=30) > 0
+        assert held, "the writer waited for the change log's lock without its rows"
+    with engine.connect() as c:
+        assert c.execute(sa.text("SELECT count(*) FROM pod_triples WHERE pod_id = :p"),
+                         {"p": pod}).scalar_one() == 0
+
+
+def _row_held(engine: sa.Engine, pod: int, s: int, within: float = 3.0) -> bool:
+    """Whether another transaction comes to hold a row of ``pod_triples``
+    (``s``) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    with engine.connect() as probe:
+        while time.monotonic() < deadline:
+            probe.execute(sa.text("SET LOCAL lock_timeout = '100ms'"))
+            try:
+                probe.execute(sa.text("SELECT 1 FROM pod_triples WHERE pod_id = :p AND s = :s "
+                                      "FOR UPDATE"), {"p": pod, "s": s}).all()
+            except sa.exc.OperationalError:
+                probe.rollback()
+                return True
+            probe.rollback()
+            time.sleep(0.05)
+    return False

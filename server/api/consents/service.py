@@ -12,7 +12,7 @@ from sqlalchemy import Connection, Engine, Row
 from server.api.auth import Principal, require
 from server.api.consents.schemas import ConsentIn, ConsentOut
 from server.errors import BadRequest, Conflict, NotFound
-from storage import changes, consents, pods, queue, views_repo
+from storage import changes, consents, db, pods, queue, views_repo
 
 
 def grant(engine: Engine, who: Principal, body: ConsentIn) -> tuple[ConsentOut, int]:
@@ -45,7 +45,7 @@ def record_grant(conn: Connection, pod: int, consumer: int, view: int | None = N
 
 def listing(engine: Engine, who: Principal) -> list[ConsentOut]:
     require(who, "admin", "owner")
-    with engine.connect() as c:
+    with db.reading(engine) as c:
         return [out(r) for r in consents.consents(c, None if who.is_admin() else who.agent)]
 
 

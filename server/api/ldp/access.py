@@ -21,7 +21,7 @@ from server.api.auth import ANONYMOUS, Principal
 from server.api.ldp import wac
 from server.api.ldp.headers import ACL_SUFFIX, DESCRIPTION_SUFFIX
 from server.errors import Forbidden, NotFound, Unauthorized
-from storage import acls, pods
+from storage import acls, db, pods
 from storage.pods import containers_above
 
 READ, WRITE, APPEND, CONTROL = wac.READ, wac.WRITE, wac.APPEND, wac.CONTROL
@@ -136,6 +136,6 @@ def wac_allow(who: Principal, pod: Pod, path: str) -> str:
 def wac_allow_after(engine: Engine, who: Principal, pod_name: str, path: str) -> dict[str, str]:
     """``WAC-Allow`` of a write's answer: the modes after it ({} when the
     pod is gone)."""
-    with engine.connect() as c:
+    with db.reading(engine) as c:
         pod = load(c, pod_name)
     return {} if pod is None else {"WAC-Allow": wac_allow(who, pod, path)}

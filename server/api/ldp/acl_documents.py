@@ -17,7 +17,7 @@ from server.api.ldp import access, rdf, resource, service
 from server.api.ldp.headers import PATCH_TYPES, storage_link
 from server.api.ldp.wac import ACL
 from server.errors import NotFound, UnsupportedMediaType
-from storage import acls
+from storage import acls, db
 from storage.db import retrying
 
 Triple = rdf.Triple
@@ -82,7 +82,7 @@ def _document(c: Connection, t: resource.Target, subject: str) -> tuple[str, str
 def get(engine: Engine, who: Principal, base: str, pod: str, path: str, accept: str,
         if_none_match: str | None) -> tuple[int, bytes, str, dict[str, str]]:
     """(status, body, media type, headers) of a GET of the ACL document."""
-    with engine.connect() as c:
+    with db.reading(engine) as c:
         t = resource.target(c, who, base, pod, path, access.READ)
         doc = _document(c, t, _subject(t))
         if doc is None:

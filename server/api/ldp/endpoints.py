@@ -22,6 +22,7 @@ from server.api.ldp import access, acl_documents, body, headers, patch, rdf, res
 from server.api.ldp.headers import BINARY, CONTAINER, DOCUMENT, Shape
 from server.config import Settings
 from server.errors import BadRequest, ServiceError, UnsupportedMediaType
+from storage import db
 from storage.terms import TermTable
 
 
@@ -117,7 +118,7 @@ def storage_description(pod: str, request: Request, who: Who) -> Response:
     """The storage description of the pod, to whoever may read the pod's
     root (CSS serves its publicly; here a pod's existence is not told to
     those who may not read it: design note 19)."""
-    with request.app.state.engine.connect() as c:
+    with db.reading(request.app.state.engine) as c:
         root = resource.target(c, who, _base(request), pod, "", access.READ).iri
     text = (f"<{root}.well-known/solid> a <{headers.SOLID}StorageDescription> .\n"
             f"<{root}> a <{headers.PIM_STORAGE}> .\n")
@@ -134,7 +135,7 @@ def get_resource(where: Where, request: Request, who: Who,
         return _acl_response(request, *acl_documents.get(
             request.app.state.engine, who, _base(request), pod, path,
             request.headers.get("accept", ""), if_none_match))
-    with request.app.state.engine.connect() as c:
+    with db.reading(request.app.state.engine) as c:
         t = resource.target(c, who, _base(request), pod, path, access.READ)
         found = resource.read(c, t)
         wac = access.wac_allow(who, t.pod, t.path)
@@ -190,7 +191,7 @@ def options_resource(where: Where, request: Request) -> Response:
     pod, path = where
     try:
         who = caller(request)
-        with request.app.state.engine.connect() as c:
+        with db.reading(request.app.state.engine) as c:
             t = resource.target(c, who, _base(request), pod, path, access.READ)
             found = resource.read(c, t)
             out = headers.for_resource(found.shape, t.iri, t.root,

@@ -21,7 +21,7 @@ from server.api.ldp import access, headers
 from server.api.ldp.headers import BINARY, CONTAINER, DESCRIPTION, DOCUMENT, Shape
 from server.api.ldp.rdf import Triple
 from server.errors import BadRequest, NotFound
-from storage import pods
+from storage import db, pods
 
 LDP = Namespace("http://www.w3.org/ns/ldp#")
 PIM = Namespace("http://www.w3.org/ns/pim/space#")
@@ -94,7 +94,7 @@ def iri(base: str, pod_name: str, path: str) -> str:
 def authorize(engine: Engine, who: Principal, pod_name: str, path: str, mode: str) -> None:
     """The caller may ``mode`` this path (401/404 otherwise), asked before the
     request's body is read."""
-    with engine.connect() as c:
+    with db.reading(engine) as c:
         target(c, who, "", pod_name, path, mode)
 
 

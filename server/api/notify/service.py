@@ -26,7 +26,7 @@ from server.errors import (
     Unprocessable,
     UnsupportedMediaType,
 )
-from storage import catalog, channels, feed
+from storage import catalog, channels, db, feed
 
 JSON_TYPES = ("application/ld+json", "application/json")
 _TOPIC = re.compile(r"/views/([1-9][0-9]{0,17})/results")
@@ -155,7 +155,7 @@ def unsubscribe(engine: Engine, who: Principal, token: str) -> bool:
 
 def channel(engine: Engine, token: str) -> Row | None:
     """The channel named by ``token`` (``receiveFrom``'s secret)."""
-    with engine.connect() as c:
+    with db.reading(engine) as c:
         return channels.by_token(c, token_hash(token))
 
 

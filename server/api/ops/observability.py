@@ -31,7 +31,7 @@ from prometheus_client.utils import floatToGoString
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from storage import channels, ops
+from storage import channels, db, ops
 
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
 log = logging.getLogger("podviews.http")
@@ -115,7 +115,7 @@ class _Pipeline(Collector):
         sizes = HistogramMetricFamily("podviews_job_triples", "a job's work in triples (ΔG for "
                                       "changes, the pods' triples for a backfill), by kind and "
                                       "the executor that ran it", labels=["kind", "executor"])
-        with self.engine.connect() as c:
+        with db.reading(self.engine) as c:
             for r in ops.job_sizes(c):
                 buckets = [(floatToGoString(b), getattr(r, f"le{b}")) for b in ops.JOB_BUCKETS]
                 sizes.add_metric([r.kind, r.executor], buckets + [("+Inf", r.n)],
@@ -189,7 +189,7 @@ def install(app: FastAPI, engine: sa.Engine, workers_alive: Callable[[], bool]) 
     @app.get("/readyz", tags=["ops"], responses={503: {}})
     def readyz() -> Response:
         try:
-            with engine.connect() as c:
+            with db.reading(engine) as c:
                 workers = ops.workers_connected(c)
         except sa.exc.OperationalError:
             return _status(503, database="unreachable")
