@@ -60,7 +60,8 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
             t.start()
         app.state.notices = ViewNotices(url)
         app.state.fanout = Fanout(engine, app.state.notices, app.state.shared_reads,
-                                  settings.page_rows, settings.sse_heartbeat, app.state.closing)
+                                  settings.page_rows, settings.sse_heartbeat, app.state.closing,
+                                  app.state.metrics.fanned)
         webhooks = Deliverer(engine, settings.public_base, settings.page_rows,
                              settings.webhooks(), app.state.metrics.webhooks)
         try:

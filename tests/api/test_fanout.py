@@ -92,8 +92,10 @@ class Client:
                 if line.startswith("id: ")]
 
 
-def fanout(feed: Feed, closing: threading.Event | None = None) -> Fanout:
-    return Fanout(None, feed, feed, 100, 60.0, closing or threading.Event())  # type: ignore[arg-type]
+def fanout(feed: Feed, closing: threading.Event | None = None,
+           observe: Any = None) -> Fanout:
+    return Fanout(None, feed, feed, 100, 60.0, closing or threading.Event(),  # type: ignore[arg-type]
+                  observe)
 
 
 async def settle() -> None:
@@ -118,7 +120,8 @@ def test_a_send_that_finishes_at_once_needs_no_task_and_one_that_waits_keeps_its
 def test_followers_at_one_position_share_a_read_and_get_every_seq_once_in_order() -> None:
     async def go() -> None:
         feed, clients = Feed(), [Client() for _ in range(5)]
-        out = fanout(feed)
+        rounds: list[tuple[int, float]] = []
+        out = fanout(feed, observe=lambda written, seconds: rounds.append((written, seconds)))
         follows = [asyncio.create_task(out.follow(1, WHO, 0, 0, c.send)) for c in clients]
         await settle()
         assert out.following == 5
@@ -131,6 +134,8 @@ def test_followers_at_one_position_share_a_read_and_get_every_seq_once_in_order(
         feed.write(5)  # two job ends before the writer runs: one read, one chunk
         await settle()
         assert [c.seqs() for c in clients] == [[1, 2, 3, 4, 5]] * 5 and len(feed.reads) == 4
+        # each delivery's time is told once, with the followers it wrote (for /metrics)
+        assert [w for w, _ in rounds] == [5] * 4 and all(t >= 0 for _, t in rounds)
         for t in follows:
             t.cancel()
         await asyncio.gather(*follows, return_exceptions=True)

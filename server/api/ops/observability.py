@@ -82,10 +82,21 @@ class Metrics:
                                "channels caught up with their view, written by the view's "
                                "writer (design note 134)",
                                registry=self.registry)
+        self.fanout = Histogram("podviews_fanout_seconds", "time a view's writer took to write "
+                                "one delivery to the followers it wrote, on the event loop (the "
+                                "server's share of a fan-out, design note 139)",
+                                buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                         0.25, 1.0), registry=self.registry)
+        self.fanout_writes = Counter("podviews_fanout_writes", "deliveries written by the "
+                                     "views' writers to their followers", registry=self.registry)
         self.registry.register(_Pipeline(engine))
 
     def webhooks(self, outcome: str) -> None:
         self.deliveries.labels(outcome).inc()
+
+    def fanned(self, written: int, seconds: float) -> None:
+        self.fanout.observe(seconds)
+        self.fanout_writes.inc(written)
 
 
 class _Pipeline(Collector):

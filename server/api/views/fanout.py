@@ -98,9 +98,11 @@ class Fanout:
     """The followers and writers of each view, per event loop."""
 
     def __init__(self, engine: Engine, notices: ViewNotices, shared: SharedReads,
-                 budget: int, heartbeat: float, closing: threading.Event) -> None:
+                 budget: int, heartbeat: float, closing: threading.Event,
+                 observe: Callable[[int, float], None] | None = None) -> None:
         self.engine, self.notices, self.shared = engine, notices, shared
         self.budget, self.heartbeat, self.closing = budget, heartbeat, closing
+        self.observe = observe  # told each delivery's followers written and its seconds
         self.followers: dict[tuple[asyncio.AbstractEventLoop, int], dict[Follower, None]] = {}
         self.writers: dict[tuple[asyncio.AbstractEventLoop, int], asyncio.Task[None]] = {}
         self.following = 0  # streams following now, on every loop (read by /metrics)
@@ -182,6 +184,7 @@ class Fanout:
                              fs[0].who, view_id, since, 0, self.budget)
             for (agent, since), fs in by_position.items()), return_exceptions=True)
         encoded: dict[Style, list[Message]] = {}
+        started, written = time.perf_counter(), 0
         for fs, done in zip(by_position.values(), reads, strict=True):
             encoded.clear()
             for f in fs:
@@ -195,6 +198,9 @@ class Fanout:
                     messages = encoded[f.style] = f.style.messages(done)
                 if not messages or _send(followers, f, messages, done.page.since):
                     f.since, f.seen = done.page.since, generation
+                    written += bool(messages)
+        if written and self.observe is not None:
+            self.observe(written, time.perf_counter() - started)
 
 
 

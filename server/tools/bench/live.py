@@ -10,7 +10,9 @@ included — p50 and p99 over every (write, subscriber) pair, on the
 machine's monotonic clock; the fan-out's spread is a seq's last receipt
 less its first; memory per subscriber is the API process's resident memory
 with the subscribers connected, less before, divided by their number; CPU
-per write is the API process's over the writes (design note 113). Every
+per write is the API process's over the writes (design note 113); the
+server's share of the spread is its mean time to write a delivery to every
+subscriber (``podviews_fanout_seconds``, design note 139). Every
 subscriber must get events in strictly increasing seq order, up to the last
 write's. One subscriber of each client process parses every event's data as
 JSON, as a client would; the others read the events' ids and kinds only
@@ -53,6 +55,8 @@ class LiveRow:
     events_per_subscriber: float  # deliveries (a job covers one write or more)
     fanout_p50_ms: float  # a seq's last receipt less its first, over the subscribers:
     fanout_p99_ms: float  # the fan-out's own cost, maintenance and the write excluded
+    server_fanout_ms: float  # the API's mean time to write one delivery to the subscribers
+    # it wrote (``podviews_fanout_seconds``): the spread's share that is the server's
     api_cpu_ms_per_write: float  # the API process's CPU time over the writes (their
     # answers and their deliveries to every subscriber)
     client_cpu_ms_per_write: float  # the subscribers' processes', likewise: what the
@@ -100,6 +104,7 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float, channe
         during = rss_bytes(pid)
         committed: dict[int, float] = {}
         cpu, clients = _cpu_seconds(pid), sum(_cpu_seconds(p.pid or 0) for p in procs)
+        fanned = await _fanout_seconds(c)
         start = time.monotonic()
         slots: list[asyncio.Task[None] | None] = [None] * RESOURCES
         for i in range(writes):
@@ -118,6 +123,8 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float, channe
             received += got
             orders += order
         cpu = _cpu_seconds(pid) - cpu
+        (spent, rounds), (spent0, rounds0) = await _fanout_seconds(c), fanned
+        fanned = (spent - spent0, rounds - rounds0)
         clients = sum(_cpu_seconds(p.pid or 0) for p in procs) - clients
         for p in procs:
             p.join(10)
@@ -134,6 +141,7 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float, channe
                    round(sum(len(got) for got in received) / max(n, 1), 1),
                    round(statistics.median(spread), 1) if spread else float("nan"),
                    round(statistics.quantiles(spread, n=100)[98] if len(spread) > 1 else 0.0, 1),
+                   round(fanned[0] / fanned[1] * 1e3, 2) if fanned[1] else 0.0,
                    round(cpu / writes * 1e3, 2), round(clients / writes * 1e3, 2),
                    round(os.getloadavg()[0], 1),
                    complete)
@@ -151,6 +159,16 @@ async def _write(c: httpx.AsyncClient, owner: dict[str, str], i: int,
         **owner, "content-type": "application/sparql-update"})
     r.raise_for_status()
     committed[int(r.headers["podviews-seq"])] = time.monotonic()
+
+
+async def _fanout_seconds(c: httpx.AsyncClient) -> tuple[float, float]:
+    """(seconds, deliveries) of the server's ``podviews_fanout_seconds`` so far."""
+    found = {"podviews_fanout_seconds_sum": 0.0, "podviews_fanout_seconds_count": 0.0}
+    for line in (await c.get("/metrics")).text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in found:
+            found[name] = float(value)
+    return found["podviews_fanout_seconds_sum"], found["podviews_fanout_seconds_count"]
 
 
 def _spreads(received: list[dict[int, float]]) -> list[float]:
