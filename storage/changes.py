@@ -17,6 +17,7 @@ from storage.arrays import columns, unnest
 IdTriple = tuple[int, int, int]
 SPO = ("s", "p", "o")
 SEQUENCE_LOCK = 0x706F6476  # advisory lock key serialising the change log
+KIND = "apply_changes"  # the kind of job a change makes for each view it wakes
 
 
 # The resource's diff applied to its quads and to the pod's default graph,
@@ -62,24 +63,22 @@ _WOKEN = ("SELECT DISTINCT v.id FROM consents c JOIN views v ON v.consumer_id = 
           "AND (c.view_id IS NULL OR c.view_id = v.id) WHERE c.pod_id = :pod "
           "AND c.revoked_at IS NULL AND cardinality(CAST(:preds AS bigint[])) > 0 "
           "AND (v.predicates IS NULL OR v.predicates && CAST(:preds AS bigint[]))")
-# One job per view the diff can wake (``_WOKEN``), one NOTIFY if any.
-_JOBS = ("INSERT INTO jobs (kind, view_id, payload, status, attempts, max_attempts) "
-         "SELECT 'apply_changes', w.id, jsonb_build_object('seq', change.seq), 'queued', 0, 5 "
-         "FROM change, ({woken}) AS w RETURNING id")
-# A small write is one statement: the diff applied, the change logged with
-# its ΔG and diff, its jobs queued (design note 138).
-_WRITE = (_APPLY + ", lock AS (" + _LOCK_APPLIED + "), change AS (" + _CHANGE.format(lock="FROM lock")
-          + "), logged AS (INSERT INTO change_triples (seq, s, p, o, sign) "
-          "SELECT change.seq, d.s, d.p, d.o, d.sign FROM change, delta d), "
-          "diff AS (INSERT INTO change_quads (seq, s, p, o, sign) "
-          "SELECT change.seq, d.s, d.p, d.o, d.sign FROM change, "
-          + _DIFF.format(ins="ins", dels="del") + " AS d ORDER BY d.s, d.p, d.o), "
-          "jobs AS ({jobs}) SELECT change.seq, "
-          "(SELECT pg_notify(:channel, 'apply_changes') FROM (SELECT 1 FROM jobs LIMIT 1) AS j) "
-          "FROM change")
-# built once: the text and its cache key (~0.1 ms a write to build again)
-_WRITE_SMALL = text(_WRITE.format(ins=unnest(SPO, "i", "i"), dels=unnest(SPO, "d", "d"),
-                                  jobs=_JOBS.format(woken=_WOKEN)))
+# A small write is one statement (design note 138): the diff applied, the
+# change logged with its ΔG and diff, a job queued for each view it wakes
+# (``_WOKEN``) and one NOTIFY if any; its text and cache key built once
+# (~0.1 ms a write to build again).
+_WRITE = text(
+    _APPLY.format(ins=unnest(SPO, "i", "i"), dels=unnest(SPO, "d", "d"))
+    + ", lock AS (" + _LOCK_APPLIED + "), change AS (" + _CHANGE.format(lock="FROM lock")
+    + "), logged AS (INSERT INTO change_triples (seq, s, p, o, sign) "
+    "SELECT change.seq, d.s, d.p, d.o, d.sign FROM change, delta d), "
+    "diff AS (INSERT INTO change_quads (seq, s, p, o, sign) "
+    "SELECT change.seq, d.s, d.p, d.o, d.sign FROM change, "
+    + _DIFF.format(ins="ins", dels="del") + " AS d ORDER BY d.s, d.p, d.o), "
+    "jobs AS (" + queue.insert_jobs(f"change, ({_WOKEN}) AS v",
+                                    "jsonb_build_object('seq', change.seq)") + ") "
+    "SELECT change.seq, (SELECT pg_notify(:channel, :kind) FROM (SELECT 1 FROM jobs LIMIT 1) "
+    "AS j) FROM change")
 # A diff of more triples than this is COPYed into staging tables, and its
 # ΔG goes from one to the change log without passing through Python.
 STAGED = 5_000
@@ -96,8 +95,8 @@ def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
     keys = {"r": rid, "pod": pod, "k": SEQUENCE_LOCK, "ni": len(inserted), "nd": len(deleted),
             "preds": predicates}
     if len(inserted) + len(deleted) <= STAGED:
-        return int(conn.execute(_WRITE_SMALL, {
-            **keys, "channel": queue.CHANNEL, **columns(inserted, SPO, "i"),
+        return int(conn.execute(_WRITE, {
+            **keys, "channel": queue.CHANNEL, "kind": KIND, **columns(inserted, SPO, "i"),
             **columns(deleted, SPO, "d")}).scalar_one())
     _stage(conn, {"staged_ins": inserted, "staged_del": deleted, "staged_delta": ()})
     conn.execute(text(_APPLY.format(ins="staged_ins", dels="staged_del")
@@ -110,7 +109,7 @@ def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
     conn.execute(text("INSERT INTO change_quads (seq, s, p, o, sign) SELECT :seq, * FROM "
                       + _DIFF.format(ins="staged_ins", dels="staged_del")
                       + " AS d ORDER BY s, p, o"), {"seq": seq})
-    queue.enqueue_many(conn, "apply_changes", views_woken(conn, pod, set(predicates)),
+    queue.enqueue_many(conn, KIND, views_woken(conn, pod, set(predicates)),
                        {"seq": seq})
     return seq
 

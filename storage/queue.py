@@ -53,16 +53,24 @@ def enqueue(conn: Connection, kind: str, view_id: int | None = None,
     return int(job_id)
 
 
+def insert_jobs(views: str, payload: str) -> str:
+    """The INSERT of one queued job of kind ``:kind`` per row of ``views``
+    (SQL rows with a view's ``v.id``), each with ``payload`` (a jsonb SQL
+    expression), returning the jobs' ids: the one way jobs are made in bulk,
+    alone (``enqueue_many``) or inside a writer's statement."""
+    return ("INSERT INTO jobs (kind, view_id, payload, status, attempts, max_attempts) "
+            f"SELECT :kind, v.id, {payload}, 'queued', 0, 5 FROM {views} RETURNING id")
+
+
 def enqueue_many(conn: Connection, kind: str, view_ids: list[int],
                  payload: dict[str, Any] | None = None) -> None:
     """One job of ``kind`` per view, in one statement and one NOTIFY (a write
     wakes every view reading its pod)."""
     if not view_ids:
         return
-    conn.execute(text(
-        "INSERT INTO jobs (kind, view_id, payload, status, attempts, max_attempts) "
-        "SELECT :kind, v, CAST(:payload AS jsonb), 'queued', 0, 5 FROM unnest(:views) AS v"),
-        {"kind": kind, "views": view_ids, "payload": json.dumps(payload or {})})
+    conn.execute(text(insert_jobs("unnest(CAST(:views AS bigint[])) AS v(id)",
+                                  "CAST(:payload AS jsonb)")),
+                 {"kind": kind, "views": view_ids, "payload": json.dumps(payload or {})})
     conn.execute(text("SELECT pg_notify(:channel, :kind)"), {"channel": CHANNEL, "kind": kind})
 
 

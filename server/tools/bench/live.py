@@ -334,7 +334,8 @@ async def _subscribe_websocket(c: httpx.AsyncClient, view: str, who: dict[str, s
                                got: dict[int, float], order: list[int],
                                ready: asyncio.Semaphore, parse: bool) -> None:
     """Subscribe a WebSocketChannel2023 channel to the view's results and
-    follow it; the receipt time of each notification by its state (seq)."""
+    follow it; the receipt time of each notification by its state (seq).
+    Every channel parses (``parse`` is moot): the seq is in the JSON."""
     r = await c.post("/notifications/WebSocketChannel2023/", headers={
         **who, "content-type": "application/ld+json"}, json={
         "type": "WebSocketChannel2023", "topic": str(c.base_url).rstrip("/") + f"{view}/results"})
