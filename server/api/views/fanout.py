@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from sqlalchemy import Engine
 
 from server.api.auth import Principal
+from server.api.views.direct import Direct, direct, frame
 from server.api.views.live import HEARTBEAT, RESYNC, Read, SharedReads, Writer
 from server.api.views.notices import ViewNotices
 
@@ -91,6 +92,7 @@ class Follower:
     back: asyncio.Future[None]
     style: Style
     moved: Callable[[int], None] | None  # told each position once written there
+    direct: Direct | None  # its body's chunks written straight to its transport (note 140)
     pending: asyncio.Task[None] | None = field(default=None)
 
 
@@ -124,7 +126,7 @@ class Fanout:
             return None
         loop = asyncio.get_running_loop()
         key = (loop, view_id)
-        f = Follower(who, since, seen, send, loop.create_future(), style, moved)
+        f = Follower(who, since, seen, send, loop.create_future(), style, moved, direct(send))
         self.followers.setdefault(key, {})[f] = None
         writer = self.writers.get(key)
         if writer is None or writer.done():
@@ -159,7 +161,8 @@ class Fanout:
                     beat = time.monotonic()
                     for f in list(followers):
                         if f.style.heartbeat is not None:
-                            _send(followers, f, [f.style.heartbeat], None)
+                            heartbeat = [f.style.heartbeat]
+                            _send(followers, f, heartbeat, None, framed(heartbeat))
                 await self.notices.wait_async(
                     view_id, generation,
                     max(0.05, self.heartbeat - (time.monotonic() - beat)), RESYNC)
@@ -183,7 +186,7 @@ class Fanout:
             self.shared.read((view_id, agent, since, 0, generation, resync), self.engine,
                              fs[0].who, view_id, since, 0, self.budget)
             for (agent, since), fs in by_position.items()), return_exceptions=True)
-        encoded: dict[Style, list[Message]] = {}
+        encoded: dict[Style, tuple[list[Message], bytes | None]] = {}
         started, written = time.perf_counter(), 0
         for fs, done in zip(by_position.values(), reads, strict=True):
             encoded.clear()
@@ -193,10 +196,12 @@ class Fanout:
                 if isinstance(done, BaseException) or not _whole(done):
                     _hand_back(followers, f)
                     continue
-                messages = encoded.get(f.style)
-                if messages is None:
-                    messages = encoded[f.style] = f.style.messages(done)
-                if not messages or _send(followers, f, messages, done.page.since):
+                found = encoded.get(f.style)
+                if found is None:
+                    messages = f.style.messages(done)
+                    found = encoded[f.style] = (messages, framed(messages))
+                messages, chunk = found
+                if not messages or _send(followers, f, messages, done.page.since, chunk):
                     f.since, f.seen = done.page.since, generation
                     written += bool(messages)
         if written and self.observe is not None:
@@ -212,20 +217,30 @@ def _whole(done: Read) -> bool:
             and done.snapshot is None and (done.chunk is not None or not page.changes))
 
 
+def framed(messages: list[Message]) -> bytes | None:
+    """Body messages that go on (``more_body``) as the one chunk they make
+    (``direct.frame``); None for any other message."""
+    if not all(m["type"] == "http.response.body" and m.get("more_body") for m in messages):
+        return None
+    return frame(b"".join(m.get("body", b"") for m in messages))
+
+
 def _send(followers: dict[Follower, None], f: Follower, messages: list[Message],
-          reached: int | None) -> bool:
-    """``messages`` written to ``f`` now, or finished by a task of its own
-    when the server cannot take them at once (``f.moved`` told ``reached``
-    once they are); False (and ``f`` handed back) when an earlier write is
-    still finishing or failed: the stream waits for it, then goes on (or
-    ends with its error) on its own path."""
+          reached: int | None, chunk: bytes | None = None) -> bool:
+    """``messages`` written to ``f`` now (as ``chunk``, their ``framed``
+    bytes, straight to its transport where it takes them: ``f.direct``), or
+    finished by a task of its own when the server cannot take them at once
+    (``f.moved`` told ``reached`` once they are); False (and ``f`` handed
+    back) when an earlier write is still finishing or failed: the stream
+    waits for it, then goes on (or ends with its error) on its own path."""
     if f.pending is not None:
         if not f.pending.done() or f.pending.cancelled() or f.pending.exception() is not None:
             _hand_back(followers, f)
             return False
         f.pending = None
     try:
-        f.pending = send_all(f.send, messages)
+        if chunk is None or f.direct is None or not f.direct(chunk):
+            f.pending = send_all(f.send, messages)
     except Exception:  # noqa: BLE001 - servers raise their own; the stream's next
         # write meets the same error on the stream's own path, as without a writer
         _hand_back(followers, f)
