@@ -102,6 +102,18 @@ def _live(args: argparse.Namespace) -> bool:
     return all(r.complete for r in rows)
 
 
+def _batch(args: argparse.Namespace) -> bool:
+    from server.tools.bench import batch
+
+    if args.count < 2:
+        raise SystemExit("podviews bench batch: --count: at least 2 updates")
+    rows = batch.run(args.server_url, args.count)
+    print_rows(f"batch: the fixed cost of one small batch ({args.count} updates of two "
+               "triple changes after a warm-up; statements with their median ms)", rows,
+               args.json)
+    return all(r.equal for r in rows)
+
+
 def _many_views(args: argparse.Namespace) -> bool:
     from server.tools.bench import many_views
 
@@ -163,4 +175,4 @@ _SCENARIOS: dict[str, Callable[[argparse.Namespace], bool]] = {
     "attack": _attack, "paths": _paths,
     "paper-bsbm": _paper_bsbm, "pipeline-bsbm": _pipeline_bsbm, "backfill-bsbm": _backfill_bsbm,
     "paper-synthetic": _paper_synthetic, "throughput": _throughput, "many-views": _many_views,
-    "live": _live}
+    "live": _live, "batch": _batch}

@@ -179,6 +179,22 @@ def test_small_batches_reuse_statements_prepared_on_the_connection(
     engine.dispose()
 
 
+def test_staging_a_batch_turns_jit_off_for_the_job_only(migrated: str) -> None:
+    """The rendered statement runs without JIT, which compiles a statement
+    its size for seconds (note 88): the batch's staging turns it off for
+    the job's transaction, and the session's setting is back after it."""
+    engine = sa.create_engine(migrated, pool_size=1, max_overflow=0)
+    pod, _ = setup(engine)
+    with engine.connect() as c:
+        before = c.execute(sa.text("SHOW jit")).scalar()
+        c.commit()
+        rendered.stage(c, [pod], 0, 0, None)
+        assert c.execute(sa.text("SHOW jit")).scalar() == "off"
+        c.commit()
+        assert c.execute(sa.text("SHOW jit")).scalar() == before
+    engine.dispose()
+
+
 _RENDER_ALL = """
 from server.executors.sql import render as R
 from views.compile import compile_query

@@ -7,6 +7,7 @@ from collections.abc import Collection
 import pytest
 
 from server.tools import paths
+from server.tools.bench import batch as bench_batch
 from server.tools.bench import live as bench_live
 from server.tools.bench import many_views as bench_views
 from server.tools.bench import paper as bench_paper
@@ -97,6 +98,34 @@ def test_many_views_wakes_only_the_affected_views(pg_server: str) -> None:
     row = bench_views.run(pg_server, views=8, touched=2, updates=2)
     assert row.equal
     assert row.jobs_per_update == 2
+
+
+def test_batch_lists_a_small_batchs_statements_on_each_path(pg_server: str) -> None:
+    """The fixed cost of a small batch, per view and path: one job per
+    update, its statements labelled (the rendered path executes its
+    prepared statement; the interpreter writes the K-relation tables
+    itself), and the views equal scratch."""
+    rows = bench_batch.run(pg_server, updates=3)
+    assert [(r.view, r.path) for r in rows] == [
+        (v, p) for v in bench_batch.VIEWS for p in ("rendered", "interpreter")]
+    assert all(r.equal and r.jobs == 3 for r in rows)
+    for r in rows:
+        listed = r.listed.split(", ")
+        assert len(listed) == r.statements and listed[0].startswith("UPDATE jobs ")
+        assert any(x.startswith("EXECUTE ") for x in listed) == (r.path == "rendered")
+        assert any(x.startswith("INSERT kr_") for x in listed) == (r.path == "interpreter")
+
+
+def test_batch_labels_statements_by_what_they_write_or_read() -> None:
+    assert bench_batch.label("UPDATE jobs SET a = 1 WHERE id = (SELECT id FROM jobs)") == \
+        "UPDATE jobs"
+    assert bench_batch.label("SELECT v.id, (SELECT count(*) FROM changes) FROM views v") == \
+        "SELECT views"
+    assert bench_batch.label("WITH l AS (SELECT 1 FROM view_changes), c AS "
+                             "(DELETE FROM pg_temp.feed_captured) SELECT 1") == \
+        "DELETE feed_captured"
+    assert bench_batch.label("EXECUTE pv_1") == "EXECUTE"
+    assert bench_batch.label("SET LOCAL jit = off") == "SET LOCAL jit"
 
 
 def test_throughput_stream_leaves_every_view_equal_to_scratch(pg_server: str) -> None:

@@ -24,6 +24,13 @@ SQL = "sql"
 PREPARED_UPTO = 1_000
 PREPARED_KEPT = 256  # prepared statements a session keeps: the oldest go first
 
+_STAGE = text(f"DO $$ BEGIN SET LOCAL jit = off; CREATE TEMP TABLE IF NOT EXISTS {R.DG} ("
+              "s bigint NOT NULL, p bigint NOT NULL, o bigint NOT NULL, sign int NOT NULL, "
+              f"PRIMARY KEY (p, s, o)); DELETE FROM {R.DG}; END $$")
+_STAGED = text(f"WITH ins AS (INSERT INTO {R.DG} (s, p, o, sign) {changes.DELTA_G} "
+               "RETURNING p, sign) SELECT p, sign, count(*) FROM ins GROUP BY p, sign")
+_PREPARED = text("SELECT EXISTS (SELECT FROM pg_prepared_statements WHERE name = :n)")
+
 
 @functools.lru_cache(maxsize=1024)
 def unrendered(plan: Plan, spark: bool = False) -> str | None:
@@ -54,10 +61,11 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
              max_rows: int | None = None) -> tuple[int, int]:
     """Apply the changes of ``pods`` in (after, upto] to the view's state by
     the rendered statement: the change in stored rows, and ΔG's size.
-    Statements: ΔG staged (two), the plan's constants looked up (only those
-    not met before on this connection), then, unless ΔG changes no node, JIT
-    off and the statement (a small batch: whether it is prepared, and its
-    PREPARE the first time; a large one: ΔG's table truncated after)."""
+    Statements: ΔG staged (two, JIT turned off by the first), the plan's
+    constants looked up (only those not met before on this connection),
+    then, unless ΔG changes no node, the statement (a small batch: whether
+    it is prepared, and its PREPARE the first time; a large one: ΔG's table
+    truncated after)."""
     batch = staged_batch(conn, view, plan, tables, pods, after, upto, predicates)
     if batch is None:
         return 0, 0
@@ -65,8 +73,6 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     sql = R.render(plan, tables, len(pods), known)
     grown = 0
     if sql is not None:
-        # JIT compiles a statement this size for seconds; it runs in milliseconds (note 88)
-        conn.execute(text("SET LOCAL jit = off"))
         grown, largest = execute(conn, sql, pods, size)
         within(largest, max_rows)
     if size > PREPARED_UPTO:  # a large ΔG's pages are not kept under the small batches' plans
@@ -112,8 +118,7 @@ def execute(conn: Connection, sql: str, pods: list[int], size: int) -> tuple[int
         return grown, largest
     sql = sql.replace(R.PODS, f"CAST('{{{','.join(str(int(p)) for p in pods)}}}' AS bigint[])")
     name = "pv_" + hashlib.blake2b(sql.encode(), digest_size=12).hexdigest()
-    if not conn.execute(text("SELECT EXISTS (SELECT FROM pg_prepared_statements WHERE name = :n)"),
-                        {"n": name}).scalar():
+    if not conn.execute(_PREPARED, {"n": name}).scalar():
         conn.execute(text(f"PREPARE {name} AS {sql}"))
         for old in conn.execute(text(
                 "SELECT name FROM pg_prepared_statements WHERE name LIKE 'pv\\_%' "
@@ -128,14 +133,12 @@ def stage(conn: Connection, pods: list[int], after: int, upto: int,
     """ΔG of the view's input over (after, upto] in the session's temporary
     table ``pv_dg`` (the previous batch's rows deleted first); its triples
     by (predicate, sign). Not emptied at commit: that truncation would make
-    Postgres plan the prepared statements that read it again (note 127)."""
-    conn.execute(text(f"DO $$ BEGIN CREATE TEMP TABLE IF NOT EXISTS {R.DG} (s bigint NOT NULL, "
-                      "p bigint NOT NULL, o bigint NOT NULL, sign int NOT NULL, PRIMARY KEY (p, s, o)); "
-                      f"DELETE FROM {R.DG}; END $$"))
-    rows = conn.execute(text(
-        f"WITH ins AS (INSERT INTO {R.DG} (s, p, o, sign) "
-        f"{changes.DELTA_G} RETURNING p, sign) SELECT p, sign, count(*) FROM ins GROUP BY p, sign"),
-        changes.net_parameters(pods, after, upto, predicates)).all()
+    Postgres plan the prepared statements that read it again (note 127).
+    The first statement also turns JIT off for the job's transaction: it
+    compiles a rendered statement for seconds that runs in milliseconds
+    (note 88)."""
+    conn.execute(_STAGE)
+    rows = conn.execute(_STAGED, changes.net_parameters(pods, after, upto, predicates)).all()
     return {(int(p), int(sign)): int(n) for p, sign, n in rows}
 
 
