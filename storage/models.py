@@ -103,6 +103,9 @@ class Term(Base):
     numeric and dateTime values for filters."""
 
     __tablename__ = "terms"
+    # integer literals by lexical form: a rendered GROUP BY's counts (migration 0017)
+    __table_args__ = (Index("ix_terms_integer_lexical", "lexical", postgresql_where=text(
+        "kind = 2 AND datatype = 'http://www.w3.org/2001/XMLSchema#integer'")),)
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     digest: Mapped[bytes] = mapped_column(LargeBinary, unique=True)
     kind: Mapped[int] = mapped_column(SmallInteger)

@@ -119,8 +119,10 @@ def test_batch_lists_a_small_batchs_statements_on_each_path(pg_server: str) -> N
 def test_batch_labels_statements_by_what_they_write_or_read() -> None:
     assert bench_batch.label("UPDATE jobs SET a = 1 WHERE id = (SELECT id FROM jobs)") == \
         "UPDATE jobs"
-    assert bench_batch.label("SELECT v.id, (SELECT count(*) FROM changes) FROM views v") == \
-        "SELECT views"
+    assert bench_batch.label("SELECT v.id, (SELECT count(*) FROM changes) FROM views v "
+                             "WHERE v.id = 1 FOR UPDATE OF v SKIP LOCKED") == "SELECT views"
+    assert bench_batch.label("SELECT id FROM jobs FOR NO KEY UPDATE SKIP LOCKED") == \
+        "SELECT jobs"
     assert bench_batch.label("WITH l AS (SELECT 1 FROM view_changes), c AS "
                              "(DELETE FROM pg_temp.feed_captured) SELECT 1") == \
         "DELETE feed_captured"

@@ -54,8 +54,8 @@ def maintain(conn: Connection, view: int, plan: P.Plan, tables: dict[str, krel.N
     staging = rows.add_column(1, "schema", _strings(rows.num_rows)).rename_columns(
         ["node", "schema", *krel.column_names(range(width)), "k"])
     stage.load(conn, width, _csv(staging))
-    grown, largest = conn.execute(text(R.merge_staged(plan, tables, program.nodes,
-                                                      stage.STAGE))).one()
+    grown, largest, _ = conn.execute(text(R.merge_staged(plan, tables, program.nodes,
+                                                         stage.STAGE))).one()
     rendered.within(largest, max_rows)
     return int(grown), size
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from rdflib import XSD
 from rdflib.term import BNode, Identifier
 
 from server.executors.sql.exprs import condition
@@ -159,6 +160,7 @@ class Renderer:
         self.column = {v: f"v{i}" for i, v in enumerate(names)}
         self.ctes: list[tuple[str, str]] = []
         self.delta_name: dict[str, str] = {}  # nodes whose delta is not empty
+        self.counts: list[tuple[str, list[str]]] = []  # groups' rows: their counts' columns
         self.missing: dict[object, int] = {}  # constants the dictionary lacks: their ids
         self._alias = 0
 
@@ -335,6 +337,10 @@ class Renderer:
                 return self.filter(n)
             case P.Filter() if exists_of(n.expr) is not None:
                 return self.exists_filter(n)
+            case P.Extend(expr=A.Var()):
+                return self.extend(n)
+            case P.Group():
+                return self.group(n)
             case P.Distinct():
                 return self.distinct(n)
             case P.Diff():
@@ -364,6 +370,106 @@ class Renderer:
         if sql is None:
             raise NotRendered("an expression SQL does not state exactly")
         return [f"({sql}) IS TRUE"]
+
+    def extend(self, n: P.Extend) -> str | None:
+        """Extend by a variable, as the translation of aggregates makes it
+        (``?k`` from ``SAMPLE(?k)``, ``?n`` from ``COUNT``): ΔP1 with ``?y``
+        kept where bound, else a copy of ``?x`` (unbound where both are)."""
+        assert isinstance(n.expr, A.Var)
+        selects = []
+        for alt in self.delta(n.child):
+            j = join(alt)
+            src, cols = j.cols.get(n.expr.name), dict(j.cols)
+            if src is not None:
+                have = cols.get(n.var)
+                cols[n.var] = src if have is None else \
+                    have if n.var in j.certain else f"coalesce({have}, {src})"
+            selects.append(self.select(n, Joined(j.from_, j.where, cols, j.certain, j.k)))
+        return " UNION ALL ".join(selects) or None
+
+    def group(self, n: P.Group) -> str | None:
+        """GROUP BY variables with COUNT and the SAMPLE of a key (the
+        aggregates of ``SELECT ?k (COUNT(…) AS ?n) … GROUP BY ?k``): the
+        groups ΔP1 touches recomputed from their members — the stored or
+        matched old members of those groups and ΔP1's — their old and new
+        solution each a row when they differ (counting paper §4, as
+        ``views.interpret``). A count's term is looked up in the dictionary
+        (``count_id``); one it lacks makes the statement change nothing and
+        name it (``MISSING``), to be added and the statement run again."""
+        keys = self._group_keys(n)
+        rel = self.delta(n.child)
+        if not rel:
+            return None
+        (d,), = rel
+        col, counted = self.column, self._counted(n)
+        own = sorted(set(keys) | {v for v in counted if v is not None})
+        touched = self.alias("t")
+        self.ctes.append((touched, f"SELECT DISTINCT {self._cols(keys, d.cols)} FROM {d.sql}"))
+        parts = [f"SELECT {self._cols(own, d.cols)}, 0 AS ko, {d.k} AS kd FROM {d.sql}"]
+        for alt in self.old(n.child):
+            j, x = join(alt), self.alias("x")
+            on = [f"{j.cols[v]} = {x}.{col[v]}" if v in j.certain else
+                  f"{j.cols[v]} IS NOT DISTINCT FROM {x}.{col[v]}" if v in j.cols else
+                  f"{x}.{col[v]} IS NULL" for v in keys]
+            parts.append(f"SELECT {self._cols(own, j.cols)}, {j.k} AS ko, 0 AS kd FROM {j.from_} "
+                         f"JOIN {touched} AS {x} ON {' AND '.join(on) or 'TRUE'}"
+                         + (f" WHERE {' AND '.join(j.where)}" if j.where else ""))
+        members, sums = self.alias("m"), self.alias("g")
+        self.ctes.append((members, " UNION ALL ".join(parts)))
+        tallies = []  # per counted variable (None: *), its old and new count
+        for i, v in enumerate(counted):
+            bound = "TRUE" if v is None else f"{col[v]} IS NOT NULL"
+            tallies += [f"sum(CASE WHEN {bound} THEN ko ELSE 0 END) AS o{i}",
+                        f"sum(CASE WHEN {bound} THEN ko + kd ELSE 0 END) AS n{i}"]
+        key_cols = [col[v] for v in keys]
+        self.ctes.append((sums, f"SELECT {', '.join([*key_cols, 'sum(ko) AS o_', 'sum(ko + kd) AS n_', *tallies])} "
+                                f"FROM {members}" + (f" GROUP BY {', '.join(key_cols)}" if keys else "")))
+        was, now = ("o_ > 0", "n_ > 0") if keys else ("TRUE", "TRUE")
+        moved = " OR ".join([f"({was}) <> ({now})", *(f"o{i} <> n{i}" for i in range(len(counted)))])
+        rows = self.alias("r")
+        counts = [f"c{i}" for i in range(len(counted))]
+        self.ctes.append((rows, " UNION ALL ".join(
+            f"SELECT {', '.join([*key_cols, *(f'{side}{i} AS c{i}' for i in range(len(counted))), f'{k} AS k'])} "
+            f"FROM {sums} WHERE {exists} AND ({moved})"
+            for side, exists, k in (("o", was, -1), ("n", now, 1)))))
+        if counts:
+            self.counts.append((rows, counts))
+        out = []
+        for v in sorted(shape(n).vars):
+            agg = next((a for a in n.aggregates if a.var == v), None)
+            if agg is None:
+                out.append(f"{col[v]} AS {col[v]}")
+            elif agg.fn == "COUNT":
+                out.append(f"{count_id(f'c{counted.index(_counted_var(agg))}')} AS {col[v]}")
+            else:  # SAMPLE of a key: the key
+                assert isinstance(agg.expr, A.Var)
+                out.append(f"{col[agg.expr.name]} AS {col[v]}")
+        return f"SELECT {', '.join([*out, 'k'])} FROM {rows}"
+
+    def _group_keys(self, n: P.Group) -> list[str]:
+        """The group's key variables (a key that is an expression, or an
+        aggregate other than COUNT and the SAMPLE of a key, does not render)."""
+        if self.spark:
+            raise NotRendered("a group (counts are looked up in the dictionary, on SQL)")
+        keys = [e.name for e in n.keys if isinstance(e, A.Var)]
+        if len(keys) != len(n.keys):
+            raise NotRendered("a GROUP BY expression")
+        if len(set(keys)) != len(keys):
+            raise NotRendered("a variable grouped by twice")
+        for a in n.aggregates:
+            if a.distinct or not (
+                    (a.fn == "COUNT" and (a.expr is None or isinstance(a.expr, A.Var)))
+                    or (a.fn == "SAMPLE" and isinstance(a.expr, A.Var) and a.expr.name in keys)):
+                raise NotRendered(f"the aggregate {'DISTINCT ' if a.distinct else ''}{a.fn}")
+        return keys
+
+    def _counted(self, n: P.Group) -> list[str | None]:
+        """What the group's COUNTs count, each once: a variable, or None (*)."""
+        out: list[str | None] = []
+        for a in n.aggregates:
+            if a.fn == "COUNT" and _counted_var(a) not in out:
+                out.append(_counted_var(a))
+        return out
 
     def join_rule(self, n: P.Join) -> str | None:
         """ΔP1⋈ΔP2 + ΔP1⋈P2 + P1⋈ΔP2 (Theorem 4.5), with the OPTIONAL's
@@ -529,6 +635,21 @@ class Renderer:
                     certain)
 
 
+def _counted_var(a: A.Aggregate) -> str | None:
+    return a.expr.name if isinstance(a.expr, A.Var) else None
+
+
+_INTEGER = str(XSD.integer)
+MISSING = "pv_missing"  # the counts whose terms the dictionary lacks (the statement's CTE)
+
+
+def count_id(value: str) -> str:
+    """The id of the xsd:integer literal of a count (SQL ``bigint``), by the
+    dictionary's index of integer literals (NULL: not there)."""
+    return (f"(SELECT id FROM terms WHERE kind = 2 AND datatype = '{_INTEGER}' "
+            f"AND lexical = CAST({value} AS text))")
+
+
 # --------------------------------------------------------------- program
 
 
@@ -554,7 +675,9 @@ def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
            ) -> str | None:
     """The one statement that maintains the view for the staged ΔG (None:
     the batch changes no node): its result is one row, (rows added to the
-    state − rows removed, the largest change of a stored node)."""
+    state − rows removed, the largest change of a stored node, the counts
+    whose terms the dictionary lacks: when there are, the statement changed
+    nothing)."""
     r = Renderer(plan, tables, pods, known)
     ctes, stored = _program(r)
     return _applied(r, [f"{c} AS ({b})" for c, b in ctes], stored) if stored else None
@@ -634,17 +757,25 @@ def _applied(r: Renderer, ctes: list[str], stored: Stored) -> str:
     node's ΔQ to its tables, and the statement's one row."""
     ctes = list(ctes)
     grown, sizes = [], []
+    gate, missing = "", "CAST(ARRAY[] AS bigint[])"
+    if r.counts:  # a count the dictionary lacks: nothing changes, the count is named
+        values = " UNION ALL ".join(f"SELECT {c} AS c FROM {rows}" for rows, cs in r.counts
+                                    for c in cs)
+        ctes.append(f"{MISSING} AS (SELECT DISTINCT c FROM ({values}) "
+                    f"AS u WHERE {count_id('c')} IS NULL)")
+        gate, missing = (f" AND NOT EXISTS (SELECT 1 FROM {MISSING})",
+                         f"ARRAY(SELECT c FROM {MISSING} ORDER BY c)")
     for i, n, name in stored:
         sizes.append(f"(SELECT count(*) FROM {name})")
         for j, schema in enumerate(sorted(shape(n).schemas, key=sorted)):
             table, variables = r.tables[n.id][schema]
             gone, ins, sql = _apply(name, f"{i}_{j}", table, variables, schema,
-                                    shape(n).vars, r.column)
+                                    shape(n).vars, r.column, gate)
             ctes += sql
             grown += [f"(SELECT count(*) FROM {ins} WHERE inserted)",
                       f"- (SELECT count(*) FROM {gone})"]
     return (f"WITH {', '.join(ctes)} SELECT (0 {' + '.join([''] + grown)})::bigint AS grown, "
-            f"greatest(0, {', '.join(sizes)}) AS largest")
+            f"greatest(0, {', '.join(sizes)}) AS largest, {missing} AS missing")
 
 
 def constants(plan: P.Plan) -> set[Identifier]:
@@ -685,19 +816,21 @@ def exists_of(e: A.Expr) -> tuple[A.BGP, A.Expr | None] | None:
 
 
 def _apply(delta: str, tag: str, table: str, variables: list[str], schema: Schema,
-           all_vars: frozenset[str], column: dict[str, str]) -> tuple[str, str, list[str]]:
+           all_vars: frozenset[str], column: dict[str, str], gate: str = ""
+           ) -> tuple[str, str, list[str]]:
     """The CTEs adding the delta's rows of one schema to its table: rows whose
     k reaches 0 deleted, the others upserted (disjoint rows: one statement).
     A stored row's k is positive (the node's solutions counted), so only a
     negative change can bring it to 0: the rows of an insertion are never
-    probed for deletion (21,116 probes, 134 ms of a 740 ms re-insert, note 126)."""
+    probed for deletion (21,116 probes, 134 ms of a 740 ms re-insert, note 126).
+    ``gate``: a condition every change also needs (``MISSING`` empty)."""
     keys = key_columns(variables)
     src = [column[v] for v in variables] or ["TRUE"]
     match = [f"d.{column[v]} IS NOT NULL" for v in variables] + \
         [f"d.{column[v]} IS NULL" for v in sorted(all_vars - schema)]
     on = [f"t.{c} = d.{s}" for c, s in zip(column_names(variables), src)] or ["t.unit"]
     gone, ins = f"g{tag}", f"i{tag}"
-    where = " AND ".join(match) or "TRUE"
+    where = (" AND ".join(match) or "TRUE") + gate
     back = [f"g.{c} = d.{s}" for c, s in zip(column_names(variables), src)] or ["TRUE"]
     sql = [(f"{gone} AS (DELETE FROM \"{table}\" AS t USING {delta} AS d WHERE d.k < 0 AND "
            f"{where} AND "

@@ -7,11 +7,12 @@ from __future__ import annotations
 import functools
 import hashlib
 
-from rdflib.term import Identifier
+from rdflib import XSD
+from rdflib.term import Identifier, Literal
 from sqlalchemy import Connection, text
 
 from server.executors.sql import render as R
-from storage import changes, krel
+from storage import changes, krel, terms
 from storage.codec import Codec
 from views.errors import ViewTooLarge
 from views.plan import Plan
@@ -65,7 +66,8 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     constants looked up (only those not met before on this connection),
     then, unless ΔG changes no node, the statement (a small batch: whether
     it is prepared, and its PREPARE the first time; a large one: ΔG's table
-    truncated after)."""
+    truncated after) — run again after adding the counts of a group the
+    dictionary lacked, which it names having changed nothing."""
     batch = staged_batch(conn, view, plan, tables, pods, after, upto, predicates)
     if batch is None:
         return 0, 0
@@ -73,7 +75,11 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     sql = R.render(plan, tables, len(pods), known)
     grown = 0
     if sql is not None:
-        grown, largest = execute(conn, sql, pods, size)
+        grown, largest, missing = execute(conn, sql, pods, size)
+        if missing:  # counts new to the dictionary: added, and the statement run again
+            terms.intern(conn, [Literal(str(n), datatype=XSD.integer) for n in missing])
+            grown, largest, missing = execute(conn, sql, pods, size)
+            assert not missing, f"counts still missing from the dictionary: {missing}"
         within(largest, max_rows)
     if size > PREPARED_UPTO:  # a large ΔG's pages are not kept under the small batches' plans
         conn.execute(text(f"TRUNCATE {R.DG}"))
@@ -106,7 +112,8 @@ def staged_batch(conn: Connection, view: int, plan: Plan, tables: dict[str, krel
     return known, sum(staged.values())
 
 
-def execute(conn: Connection, sql: str, pods: list[int], size: int) -> tuple[int, int]:
+def execute(conn: Connection, sql: str, pods: list[int], size: int
+            ) -> tuple[int, int, list[int]]:
     """The rendered statement's row for a ΔG of ``size`` triples. A small
     batch's statement runs prepared, named by its text with the pods inlined
     (no parameter: Postgres plans it once for the session; note 127).
@@ -114,8 +121,8 @@ def execute(conn: Connection, sql: str, pods: list[int], size: int) -> tuple[int
     every prepared statement of a session on a rollback (to a savepoint too)
     or a DROP when it has prepared some of its own."""
     if size > PREPARED_UPTO:
-        grown, largest = conn.execute(text(sql), {"pods": pods}).one()
-        return grown, largest
+        grown, largest, missing = conn.execute(text(sql), {"pods": pods}).one()
+        return grown, largest, missing
     sql = sql.replace(R.PODS, f"CAST('{{{','.join(str(int(p)) for p in pods)}}}' AS bigint[])")
     name = "pv_" + hashlib.blake2b(sql.encode(), digest_size=12).hexdigest()
     if not conn.execute(_PREPARED, {"n": name}).scalar():
@@ -124,8 +131,8 @@ def execute(conn: Connection, sql: str, pods: list[int], size: int) -> tuple[int
                 "SELECT name FROM pg_prepared_statements WHERE name LIKE 'pv\\_%' "
                 "ORDER BY prepare_time DESC, name OFFSET :kept"), {"kept": PREPARED_KEPT}).scalars().all():
             conn.execute(text(f"DEALLOCATE {old}"))
-    grown, largest = conn.execute(text(f"EXECUTE {name}")).one()
-    return grown, largest
+    grown, largest, missing = conn.execute(text(f"EXECUTE {name}")).one()
+    return grown, largest, missing
 
 
 def stage(conn: Connection, pods: list[int], after: int, upto: int,

@@ -85,6 +85,14 @@ def shape(n: P.Node) -> Shape:
                          left.schemas | right.schemas, iris)
         case P.Filter() | P.Distinct():
             return shape(n.child)
+        case P.Extend(expr=A.Var(name=src)):
+            c = shape(n.child)  # a copy where the variable is unbound: bound where either is
+            if src not in c.vars:
+                return c
+            iri = all(v in c.iris for v in (src, n.var) if v in c.vars)
+            return Shape(c.vars | {n.var}, c.certain | ({n.var} if src in c.certain else set()),
+                         frozenset(s | {n.var} if src in s else s for s in c.schemas),
+                         c.iris | {n.var} if iri else c.iris - {n.var})
         case P.Extend():
             c = shape(n.child)
             _within(2 * len(c.schemas))
@@ -97,14 +105,30 @@ def shape(n: P.Node) -> Shape:
         case P.Group():
             keys = frozenset(e.name for e in n.keys if isinstance(e, A.Var))
             aggs = frozenset(a.var for a in n.aggregates)
-            _within(2 ** min(len(keys) + len(aggs), 64))
-            schemas = frozenset(k | a for k in subsets(keys) for a in subsets(aggs))
-            return Shape(keys | aggs, frozenset(), schemas, frozenset())
+            sure = group_certain(n)
+            _within(2 ** min(len((keys | aggs) - sure), 64))
+            schemas = frozenset(sure | u for u in subsets((keys | aggs) - sure))
+            return Shape(keys | aggs, sure, schemas, frozenset())
         case P.Closure():  # the pair's ends (and graph); an end may be a literal
             vs = frozenset(x for x in (n.subject, n.object, n.graph)
                            if x is not None and A.is_var(x))  # type: ignore[misc]
             return Shape(vs, vs, frozenset({vs}), frozenset({n.graph}) if n.graph else frozenset())
     raise NotRendered(n.describe())  # a node kind the renderer does not know
+
+
+def group_certain(n: P.Group) -> frozenset[str]:
+    """The variables every solution of a group binds: a key its members all
+    bind, a COUNT (never an error), and, where every group has a member
+    (GROUP BY: an ungrouped aggregate has its one group even over no rows),
+    the SAMPLE of a variable every member binds."""
+    child = shape(n.child).certain
+    keyed = bool(n.keys)
+    sure = {e.name for e in n.keys if isinstance(e, A.Var) and e.name in child}
+    for a in n.aggregates:
+        if a.fn == "COUNT" or (keyed and a.fn == "SAMPLE" and isinstance(a.expr, A.Var)
+                               and a.expr.name in child):
+            sure.add(a.var)
+    return frozenset(sure)
 
 
 def joined_iris(left: Shape, right: Shape) -> frozenset[str]:

@@ -33,6 +33,7 @@ WARM_UP = 10  # updates run before the timed ones: the session's statements prep
 VIEWS = {
     "one pattern": f"SELECT ?s ?o WHERE {{ ?s <{EX}p> ?o }}",
     "OPTIONAL": f"SELECT ?s ?x WHERE {{ ?s <{EX}p> ?o OPTIONAL {{ ?o <{EX}q> ?x }} }}",
+    "COUNT": f"SELECT ?o (COUNT(?s) AS ?n) WHERE {{ ?s <{EX}p> ?o }} GROUP BY ?o",
 }
 
 
@@ -50,7 +51,9 @@ class BatchRow:
     equal: bool
 
 
-_TARGET = re.compile(r"\b(UPDATE|INSERT INTO|DELETE FROM|FROM)\s+\"?([\w.]+)", re.IGNORECASE)
+# a write's verb and table, or a FROM's table (a row lock's FOR [NO KEY] UPDATE is neither)
+_TARGET = re.compile(r"(?<!FOR )(?<!KEY )\b(UPDATE|INSERT INTO|DELETE FROM|FROM)\s+\"?([\w.]+)",
+                     re.IGNORECASE)
 
 
 def label(sql: str) -> str:
