@@ -19,7 +19,8 @@ def add(sub: Any) -> None:
     bench.add_argument("--rate", type=float, default=50.0, help="throughput: PATCHes per second")
     bench.add_argument("--patch-size", type=int, default=4,
                        help="throughput: triples each PATCH inserts (a multiple of 4; it "
-                            "deletes as many)")
+                            "deletes as many); batch: triples each update inserts (and "
+                            "deletes)")
     bench.add_argument("--worker-processes", type=int, default=1,
                        help="throughput: `podviews worker` processes beside the API")
     bench.add_argument("--subscribers", type=int, nargs="+", default=[1, 100, 1000],
@@ -107,8 +108,8 @@ def _batch(args: argparse.Namespace) -> bool:
 
     if args.count < 2:
         raise SystemExit("podviews bench batch: --count: at least 2 updates")
-    rows = batch.run(args.server_url, args.count)
-    print_rows(f"batch: the fixed cost of one small batch ({args.count} updates of two "
+    rows = batch.run(args.server_url, args.count, args.patch_size)
+    print_rows(f"batch: the cost of one batch ({args.count} updates of {2 * args.patch_size} "
                "triple changes after a warm-up; statements with their median ms)", rows,
                args.json)
     return all(r.equal for r in rows)

@@ -225,6 +225,34 @@ def test_a_count_new_to_the_dictionary_is_added_and_the_batch_applied(migrated: 
     engine.dispose()
 
 
+def test_a_mapping_several_changed_rows_reach_changes_once(migrated: str) -> None:
+    """A batch changing only MINUS's right side (or only the triples of a
+    NOT EXISTS pattern) re-decides each left mapping those changes reach
+    once, however many of them reach it: two right mappings of one left
+    mapping made its ΔQ hold it twice, which the K-relation's upsert
+    refused (W3C negation/subset-03, once BIND of a variable rendered)."""
+    engine = sa.create_engine(migrated)
+    pod, consumer = setup(engine)
+    queries = {"minus": P + "SELECT * WHERE { ?x :p ?y MINUS { ?x :q ?z } }",
+               "not-exists": P + "SELECT * WHERE { ?x :p ?y FILTER NOT EXISTS { ?x :q ?z } }"}
+    with engine.begin() as c:
+        views = {name: register_view(c, consumer, name, q) for name, q in queries.items()}
+    a, p, q = (URIRef(EX + n) for n in ("a", "p", "q"))
+    for resource, triples in (("left", {(a, p, Literal(1))}),
+                              ("right", {(a, q, Literal(2)), (a, q, Literal(3))}),
+                              ("right", set())):
+        with engine.begin() as c:
+            pods.put_resource(c, pod, resource, triples)
+        drain(engine)
+        with engine.connect() as c:
+            for name, v in views.items():
+                assert catalog.view_results(c, v) == verify.scratch(c, v), (name, resource)
+    for v in views.values():
+        assert describe(engine, Principal("admin"), v).placement == \
+            "sql: one rendered statement per batch"
+    engine.dispose()
+
+
 def test_staging_a_batch_turns_jit_off_for_the_job_only(migrated: str) -> None:
     """The rendered statement runs without JIT, which compiles a statement
     its size for seconds (note 88): the batch's staging turns it off for

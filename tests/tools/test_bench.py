@@ -105,7 +105,7 @@ def test_batch_lists_a_small_batchs_statements_on_each_path(pg_server: str) -> N
     update, its statements labelled (the rendered path executes its
     prepared statement; the interpreter writes the K-relation tables
     itself), and the views equal scratch."""
-    rows = bench_batch.run(pg_server, updates=3)
+    rows = bench_batch.run(pg_server, updates=3, size=2)
     assert [(r.view, r.path) for r in rows] == [
         (v, p) for v in bench_batch.VIEWS for p in ("rendered", "interpreter")]
     assert all(r.equal and r.jobs == 3 for r in rows)

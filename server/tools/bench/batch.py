@@ -1,12 +1,14 @@
 """``podviews bench batch``: the fixed cost of one maintained small batch
 (issue 21: ≤ 2 ms, statements counted and listed). A view over a pod of
-1,000 triples; each update replaces the one triple of a small resource (ΔG:
-one triple in, one out) and the worker's loop (``jobs.run_one``) runs the
-job it wakes. Per view and path (one rendered statement, or the
-interpreter): the job's time, p50 and p90 over the updates after a
-warm-up, the statements it sends (SQLAlchemy's cursor events) with the
-median time of each, and the rest (Python, the commit). The view equals
-its from-scratch evaluation after the last update."""
+1,000 triples (80 per triple of an update when updates are larger,
+``size``), its tables analyzed as autovacuum would; each update replaces
+the triples of a small resource (ΔG: ``size`` triples in, as many out) and
+the worker's loop (``jobs.run_one``) runs the job it wakes. Per view and
+path (one rendered statement, or the interpreter): the job's time, p50 and
+p90 over the updates after a warm-up, the statements it sends
+(SQLAlchemy's cursor events) with the median time of each, and the rest
+(Python, the commit). The view equals its from-scratch evaluation after
+the last update."""
 
 from __future__ import annotations
 
@@ -78,19 +80,24 @@ def label(sql: str) -> str:
     return f"SELECT {min(found, key=lambda f: f[2])[1]}"
 
 
-def _triple(n: int) -> tuple[URIRef, URIRef, URIRef]:
-    return URIRef(f"{EX}n{n}"), URIRef(f"{EX}p"), URIRef(f"{EX}o{n % 50}")
+def _update(u: int, size: int) -> list[tuple[URIRef, URIRef, URIRef]]:
+    """Update ``u``'s triples: new subjects, objects among the base's."""
+    return [(URIRef(f"{EX}n{u}_{j}"), URIRef(f"{EX}p"), URIRef(f"{EX}s{(j * 7 + u) % 97}"))
+            for j in range(size)]
 
 
-def _measure(server_url: str, name: str, query: str, rendered: bool, updates: int) -> BatchRow:
+def _measure(server_url: str, name: str, query: str, rendered: bool, updates: int,
+             size: int = 1) -> BatchRow:
     engine = sa.create_engine(fresh_database(server_url, "batch"))
     router = Router("sql", render=rendered)
     base = [(URIRef(f"{EX}s{j}"), URIRef(f"{EX}{'pq'[j % 2]}"), URIRef(f"{EX}s{(j * 7) % 97}"))
-            for j in range(BASE_TRIPLES)]
+            for j in range(max(BASE_TRIPLES, 80 * size))]
     with engine.begin() as c:
-        pod, consumer = bench_pod(c, "batch", {"base": base, "small": [_triple(-1)]})
+        pod, consumer = bench_pod(c, "batch", {"base": base, "small": _update(-1, size)})
         view = register_view(c, consumer, "v", query)
     drain(engine, router)
+    with engine.begin() as c:  # statistics, as autovacuum keeps them: plans for the data
+        c.execute(sa.text("ANALYZE"))
     sent: list[tuple[str, float]] = []
 
     def before(conn: Any, *_: Any) -> None:
@@ -108,7 +115,7 @@ def _measure(server_url: str, name: str, query: str, rendered: bool, updates: in
                   WARM_UP + updates) as advance:
         for u in range(WARM_UP + updates):
             with engine.begin() as c:
-                pods.put_resource(c, pod, "small", [_triple(u)])
+                pods.put_resource(c, pod, "small", _update(u, size))
             sent.clear()
             start = time.perf_counter()
             if not jobs.run_one(engine, "bench", router, BENCH_LIMITS):
@@ -139,6 +146,6 @@ def _measure(server_url: str, name: str, query: str, rendered: bool, updates: in
                     ", ".join(f"{what} {ms:.2f}" for what, ms in medians), equal)
 
 
-def run(server_url: str, updates: int = 50) -> list[BatchRow]:
-    return [_measure(server_url, name, query, rendered, updates)
+def run(server_url: str, updates: int = 50, size: int = 1) -> list[BatchRow]:
+    return [_measure(server_url, name, query, rendered, updates, size)
             for name, query in VIEWS.items() for rendered in (True, False)]
