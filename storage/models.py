@@ -97,15 +97,19 @@ class AclDocument(Base):
     updated_at: Mapped[datetime] = _now()
 
 
+# The dictionary's xsd:integer literals, indexed by lexical form (migration 0017): a
+# rendered GROUP BY looks its counts' terms up by them (``storage.terms.integer_id``)
+INTEGER_LITERALS = "kind = 2 AND datatype = 'http://www.w3.org/2001/XMLSchema#integer'"
+
+
 class Term(Base):
     """The dictionary of RDF terms (decision 2): kind 0 IRI, 1 blank node,
     2 literal; ``digest`` identifies the term; ``num`` and ``ts`` hold parsed
     numeric and dateTime values for filters."""
 
     __tablename__ = "terms"
-    # integer literals by lexical form: a rendered GROUP BY's counts (migration 0017)
-    __table_args__ = (Index("ix_terms_integer_lexical", "lexical", postgresql_where=text(
-        "kind = 2 AND datatype = 'http://www.w3.org/2001/XMLSchema#integer'")),)
+    __table_args__ = (Index("ix_terms_integer_lexical", "lexical",
+                            postgresql_where=text(INTEGER_LITERALS)),)
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     digest: Mapped[bytes] = mapped_column(LargeBinary, unique=True)
     kind: Mapped[int] = mapped_column(SmallInteger)

@@ -20,6 +20,7 @@ from rdflib.term import Identifier, Literal, URIRef
 from sqlalchemy import Connection, text
 
 from storage import db
+from storage.models import INTEGER_LITERALS
 from views.compare import datetime_value
 from views.terms import (
     INTEGER_TYPES,
@@ -144,6 +145,13 @@ def _staged(conn: Connection, digests: list[bytes], fields: list[TermFields]) ->
     cur.execute("SELECT t.id FROM staged_terms s JOIN terms t ON t.digest = s.digest "
                 "ORDER BY s.n")
     return [r[0] for r in cur.fetchall()]
+
+
+def integer_id(value: str) -> str:
+    """SQL for the id of the xsd:integer literal of the SQL bigint ``value``
+    (its canonical lexical form; NULL where the dictionary lacks it), by the
+    index of integer literals: the digest cannot be computed in SQL."""
+    return f"(SELECT id FROM terms WHERE {INTEGER_LITERALS} AND lexical = CAST({value} AS text))"
 
 
 def _lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:

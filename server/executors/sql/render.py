@@ -23,12 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from rdflib import XSD
 from rdflib.term import BNode, Identifier
 
 from server.executors.sql.exprs import condition
 from server.executors.sql.shape import NotRendered, Schema, joined_iris, shape
 from storage.krel import NodeTables, column_names, key_columns
+from storage.terms import integer_id
 from views import algebra as A
 from views import plan as P
 
@@ -394,7 +394,7 @@ class Renderer:
         matched old members of those groups and ΔP1's — their old and new
         solution each a row when they differ (counting paper §4, as
         ``views.interpret``). A count's term is looked up in the dictionary
-        (``count_id``); one it lacks makes the statement change nothing and
+        (``storage.terms.integer_id``); one it lacks makes the statement change nothing and
         name it (``MISSING``), to be added and the statement run again."""
         keys = self._group_keys(n)
         rel = self.delta(n.child)
@@ -440,7 +440,7 @@ class Renderer:
             if agg is None:
                 out.append(f"{col[v]} AS {col[v]}")
             elif agg.fn == "COUNT":
-                out.append(f"{count_id(f'c{counted.index(_counted_var(agg))}')} AS {col[v]}")
+                out.append(f"{integer_id(f'c{counted.index(_counted_var(agg))}')} AS {col[v]}")
             else:  # SAMPLE of a key: the key
                 assert isinstance(agg.expr, A.Var)
                 out.append(f"{col[agg.expr.name]} AS {col[v]}")
@@ -650,15 +650,7 @@ def _counted_var(a: A.Aggregate) -> str | None:
     return a.expr.name if isinstance(a.expr, A.Var) else None
 
 
-_INTEGER = str(XSD.integer)
 MISSING = "pv_missing"  # the counts whose terms the dictionary lacks (the statement's CTE)
-
-
-def count_id(value: str) -> str:
-    """The id of the xsd:integer literal of a count (SQL ``bigint``), by the
-    dictionary's index of integer literals (NULL: not there)."""
-    return (f"(SELECT id FROM terms WHERE kind = 2 AND datatype = '{_INTEGER}' "
-            f"AND lexical = CAST({value} AS text))")
 
 
 # --------------------------------------------------------------- program
@@ -773,7 +765,7 @@ def _applied(r: Renderer, ctes: list[str], stored: Stored) -> str:
         values = " UNION ALL ".join(f"SELECT {c} AS c FROM {rows}" for rows, cs in r.counts
                                     for c in cs)
         ctes.append(f"{MISSING} AS (SELECT DISTINCT c FROM ({values}) "
-                    f"AS u WHERE {count_id('c')} IS NULL)")
+                    f"AS u WHERE {integer_id('c')} IS NULL)")
         gate, missing = (f" AND NOT EXISTS (SELECT 1 FROM {MISSING})",
                          f"ARRAY(SELECT c FROM {MISSING} ORDER BY c)")
     for i, n, name in stored:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import hashlib
 
-from rdflib import XSD
 from rdflib.term import Identifier, Literal
 from sqlalchemy import Connection, text
 
@@ -77,7 +76,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     if sql is not None:
         grown, largest, missing = execute(conn, sql, pods, size)
         if missing:  # counts new to the dictionary: added, and the statement run again
-            terms.intern(conn, [Literal(str(n), datatype=XSD.integer) for n in missing])
+            terms.intern(conn, [Literal(int(n)) for n in missing])  # xsd:integer, as integer_id
             grown, largest, missing = execute(conn, sql, pods, size)
             assert not missing, f"counts still missing from the dictionary: {missing}"
         within(largest, max_rows)
