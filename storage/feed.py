@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Row, text
 
-from storage import krel
+from storage import driver, krel
 
 
 @dataclass(frozen=True)
@@ -116,12 +116,12 @@ def record(conn: Connection, view: int, seq: int, retention: Retention) -> tuple
     rebuild whose new plan gives other results (a fixed bug) at the
     position of the last delta: the feed then restarts at ``seq``."""
     keys = {"v": view, "s": seq, "age": retention.seconds, "keep": max(retention.changes, 1)}
-    found = conn.execute(text(_RECORD), keys).one()
+    found = driver.one(conn, _RECORD, keys)
     if found.last is not None and seq <= found.last:
         if not conn.execute(text("SELECT EXISTS (SELECT 1 FROM pg_temp.feed_captured)")).scalar():
             return 0, 0
         compact(conn, view, int(found.last), floor=seq)
-        found = conn.execute(text(_RECORD), keys).one()
+        found = driver.one(conn, _RECORD, keys)
     return (int(found.added or 0), int(found.removed or 0))
 
 

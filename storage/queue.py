@@ -23,6 +23,7 @@ from typing import Any
 import psycopg
 from sqlalchemy import Connection, Row, text
 
+from storage import driver
 from views.errors import EngineError
 
 CHANNEL = "podviews_jobs"  # a job may be due
@@ -74,32 +75,35 @@ def enqueue_many(conn: Connection, kind: str, view_ids: list[int],
     conn.execute(text("SELECT pg_notify(:channel, :kind)"), {"channel": CHANNEL, "kind": kind})
 
 
+_CLAIM = ("UPDATE jobs SET status = 'running', attempts = attempts + 1, worker = :worker, "
+          "updated_at = now() WHERE id = (SELECT id FROM jobs "
+          "WHERE status = 'queued' AND run_after <= now() "
+          "AND (CAST(:kinds AS text[]) IS NULL OR kind = ANY(CAST(:kinds AS text[]))) "
+          "ORDER BY id FOR NO KEY UPDATE SKIP LOCKED LIMIT 1) "
+          "RETURNING id, kind, view_id, payload, attempts, max_attempts")
+
+
 def claim(conn: Connection, worker: str, kinds: tuple[str, ...] | None = None) -> Job | None:
     """Lock the oldest due job in this transaction and mark it running."""
-    row = conn.execute(text(
-        "UPDATE jobs SET status = 'running', attempts = attempts + 1, worker = :worker, "
-        "updated_at = now() WHERE id = (SELECT id FROM jobs "
-        "WHERE status = 'queued' AND run_after <= now() "
-        "AND (CAST(:kinds AS text[]) IS NULL OR kind = ANY(CAST(:kinds AS text[]))) "
-        "ORDER BY id FOR NO KEY UPDATE SKIP LOCKED LIMIT 1) "
-        "RETURNING id, kind, view_id, payload, attempts, max_attempts"),
-        {"kinds": list(kinds) if kinds else None, "worker": worker}).one_or_none()
+    row = driver.first(conn, _CLAIM, {"kinds": list(kinds) if kinds else None, "worker": worker})
     if row is None:
         return None
     return Job(row.id, row.kind, row.view_id, row.payload, row.attempts, row.max_attempts)
+
+
+_FINISH = ("WITH done AS (UPDATE jobs SET status = 'done', last_error = NULL, updated_at = now(), "
+           "payload = payload || jsonb_build_object('executor', CAST(:executor AS text), "
+           "'triples', CAST(:triples AS bigint)) "
+           "WHERE id = :id RETURNING view_id) "
+           "SELECT pg_notify(:channel, CAST(view_id AS text)) FROM done WHERE view_id IS NOT NULL")
 
 
 def finish(conn: Connection, job: Job, executor: str | None = None,
            triples: int | None = None) -> None:
     """Mark the job done, in the transaction that did its work, with the
     executor that did it and its work in triples (kept in its payload)."""
-    conn.execute(text(
-        "WITH done AS (UPDATE jobs SET status = 'done', last_error = NULL, updated_at = now(), "
-        "payload = payload || jsonb_build_object('executor', CAST(:executor AS text), "
-        "'triples', CAST(:triples AS bigint)) "
-        "WHERE id = :id RETURNING view_id) "
-        "SELECT pg_notify(:channel, CAST(view_id AS text)) FROM done WHERE view_id IS NOT NULL"),
-        {"id": job.id, "channel": VIEWS_CHANNEL, "executor": executor, "triples": triples})
+    driver.rows(conn, _FINISH, {"id": job.id, "channel": VIEWS_CHANNEL, "executor": executor,
+                                "triples": triples})
 
 
 def _ended(conn: Connection, job: Job) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, Row, text
 
-from storage import krel
+from storage import driver, krel
 from storage.consents import CONSENTED, READABLE, UNSETTLED
 from storage.feed import capture_call as feed_capture
 
@@ -53,7 +53,7 @@ def lock_view(conn: Connection, view: int, batch: bool = False) -> Row | None:
     round trip a job less (design note 130)."""
     readable = READABLE.format(view="v.id")
     size = _BATCH.format(pods=readable) if batch else "NULL"
-    return conn.execute(text(
+    return driver.first(conn, (
         f"SELECT {_COLUMNS}, (CASE WHEN v.plan_fingerprint IS NOT NULL THEN "
         f" {feed_capture('v.id', 'v.root_node')} END) IS NOT NULL AS captured, "
         " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
@@ -62,8 +62,7 @@ def lock_view(conn: Connection, view: int, batch: bool = False) -> Row | None:
         f"  WHERE cv.view_id = v.id AND {UNSETTLED}) AS unsettled, "
         " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
         f"   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, {size} AS batch "
-        "FROM views v WHERE v.id = :v FOR NO KEY UPDATE OF v SKIP LOCKED"),
-        {"v": view}).one_or_none()
+        "FROM views v WHERE v.id = :v FOR NO KEY UPDATE OF v SKIP LOCKED"), {"v": view})
 
 
 def built(conn: Connection, view: int, watermark: int, fingerprint: str, root: str,
@@ -128,17 +127,20 @@ def unchecked(conn: Connection, engine: str) -> list[Row]:
 def advance(conn: Connection, view: int, status: str, upto: int, grown: int = 0) -> int:
     """The view's watermark moves to ``upto`` and its state holds ``grown``
     more rows; its queued change jobs that this covers are done too
-    ("coalesced"). One statement; the rows its state holds now."""
-    return int(conn.execute(text(
+    ("coalesced"). One statement; the rows its state holds now. The covered
+    jobs are gathered once (an array), then updated by id: as ``IN`` they
+    were a semi-join the planner, told the queue is small, re-scanned once
+    per job row (design note 142)."""
+    return int(driver.one(conn, (
         "WITH moved AS (UPDATE views SET status = :s, watermark = :u, "
         "state_rows = state_rows + :n WHERE id = :v RETURNING state_rows), "
         "done AS (UPDATE jobs SET status = 'done', updated_at = now(), "
-        "payload = payload || CAST('{\"executor\": \"coalesced\"}' AS jsonb) WHERE id IN ("
+        "payload = payload || CAST('{\"executor\": \"coalesced\"}' AS jsonb) WHERE id = ANY(ARRAY("
         " SELECT id FROM jobs WHERE view_id = :v AND kind = 'apply_changes' "
         " AND status = 'queued' AND CAST(payload->>'seq' AS bigint) <= :u "
-        " FOR NO KEY UPDATE SKIP LOCKED)) "
+        " FOR NO KEY UPDATE SKIP LOCKED))) "
         "SELECT state_rows FROM moved"),
-        {"s": status, "v": view, "u": upto, "n": grown}).scalar_one())
+        {"s": status, "v": view, "u": upto, "n": grown}).state_rows)
 
 
 def place(conn: Connection, view: int, placement: str) -> None:

@@ -102,8 +102,8 @@ def test_many_views_wakes_only_the_affected_views(pg_server: str) -> None:
 
 def test_batch_lists_a_small_batchs_statements_on_each_path(pg_server: str) -> None:
     """The fixed cost of a small batch, per view and path: one job per
-    update, its statements labelled (the rendered path executes its
-    prepared statement; the interpreter writes the K-relation tables
+    update, its statements labelled (the rendered path runs its one
+    statement; the interpreter writes the K-relation tables
     itself), and the views equal scratch."""
     rows = bench_batch.run(pg_server, updates=3, size=2)
     assert [(r.view, r.path) for r in rows] == [
@@ -112,7 +112,7 @@ def test_batch_lists_a_small_batchs_statements_on_each_path(pg_server: str) -> N
     for r in rows:
         listed = r.listed.split(", ")
         assert len(listed) == r.statements and listed[0].startswith("UPDATE jobs ")
-        assert any(x.startswith("EXECUTE ") for x in listed) == (r.path == "rendered")
+        assert any(x.startswith("rendered ") for x in listed) == (r.path == "rendered")
         assert any(x.startswith("INSERT kr_") for x in listed) == (r.path == "interpreter")
 
 
@@ -127,6 +127,8 @@ def test_batch_labels_statements_by_what_they_write_or_read() -> None:
                              "(DELETE FROM pg_temp.feed_captured) SELECT 1") == \
         "DELETE feed_captured"
     assert bench_batch.label("EXECUTE pv_1") == "EXECUTE"
+    assert bench_batch.label("WITH d0 AS (SELECT t1.s AS v0 FROM pv_dg AS t1 WHERE t1.p = 7), "
+                             "i AS (INSERT INTO kr_1 SELECT * FROM d0) SELECT 1") == "rendered"
     assert bench_batch.label("SET LOCAL jit = off") == "SET LOCAL jit"
 
 

@@ -5,13 +5,12 @@ node renders; ``placement`` says where each node of a plan runs."""
 from __future__ import annotations
 
 import functools
-import hashlib
 
 from rdflib.term import Identifier, Literal
 from sqlalchemy import Connection, text
 
 from server.executors.sql import render as R
-from storage import changes, krel, terms
+from storage import changes, driver, krel, terms
 from storage.codec import Codec
 from views.errors import ViewTooLarge
 from views.plan import Plan
@@ -22,14 +21,10 @@ SQL = "sql"
 # once per connection, not per batch (planning was most of a selective view's
 # statement, note 127); larger batches are planned for their own ΔG
 PREPARED_UPTO = 1_000
-PREPARED_KEPT = 256  # prepared statements a session keeps: the oldest go first
 
-_STAGE = text(f"DO $$ BEGIN SET LOCAL jit = off; CREATE TEMP TABLE IF NOT EXISTS {R.DG} ("
-              "s bigint NOT NULL, p bigint NOT NULL, o bigint NOT NULL, sign int NOT NULL, "
-              f"PRIMARY KEY (p, s, o)); DELETE FROM {R.DG}; END $$")
-_STAGED = text(f"WITH ins AS (INSERT INTO {R.DG} (s, p, o, sign) {changes.DELTA_G} "
-               "RETURNING p, sign) SELECT p, sign, count(*) FROM ins GROUP BY p, sign")
-_PREPARED = text("SELECT EXISTS (SELECT FROM pg_prepared_statements WHERE name = :n)")
+_STAGE = "SELECT podviews_delta_start()"  # migration 0018: made, emptied, JIT off
+_STAGED = (f"WITH ins AS (INSERT INTO {R.DG} (s, p, o, sign) {changes.DELTA_G} "
+           "RETURNING p, sign) SELECT p, sign, count(*) FROM ins GROUP BY p, sign")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -63,10 +58,9 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     the rendered statement: the change in stored rows, and ΔG's size.
     Statements: ΔG staged (two, JIT turned off by the first), the plan's
     constants looked up (only those not met before on this connection),
-    then, unless ΔG changes no node, the statement (a small batch: whether
-    it is prepared, and its PREPARE the first time; a large one: ΔG's table
-    truncated after) — run again after adding the counts of a group the
-    dictionary lacked, which it names having changed nothing."""
+    then, unless ΔG changes no node, the statement (a large batch's: ΔG's
+    table truncated after) — run again after adding the counts of a group
+    the dictionary lacked, which it names having changed nothing."""
     batch = staged_batch(conn, view, plan, tables, pods, after, upto, predicates)
     if batch is None:
         return 0, 0
@@ -114,37 +108,30 @@ def staged_batch(conn: Connection, view: int, plan: Plan, tables: dict[str, krel
 def execute(conn: Connection, sql: str, pods: list[int], size: int
             ) -> tuple[int, int, list[int]]:
     """The rendered statement's row for a ΔG of ``size`` triples. A small
-    batch's statement runs prepared, named by its text with the pods inlined
-    (no parameter: Postgres plans it once for the session; note 127).
-    Whether the session holds it is asked each time: psycopg deallocates
-    every prepared statement of a session on a rollback (to a savepoint too)
-    or a DROP when it has prepared some of its own."""
+    batch's statement runs prepared, its text with the pods inlined (no
+    parameter: Postgres plans it once for the session; note 127): psycopg
+    prepares it at its first run and keeps the session's most recent
+    (``storage.driver``). A large batch's is planned for its ΔG."""
     if size > PREPARED_UPTO:
-        grown, largest, missing = conn.execute(text(sql), {"pods": pods}).one()
+        grown, largest, missing = driver.one(conn, sql, {"pods": pods}, prepare=False)
         return grown, largest, missing
     sql = sql.replace(R.PODS, f"CAST('{{{','.join(str(int(p)) for p in pods)}}}' AS bigint[])")
-    name = "pv_" + hashlib.blake2b(sql.encode(), digest_size=12).hexdigest()
-    if not conn.execute(_PREPARED, {"n": name}).scalar():
-        conn.execute(text(f"PREPARE {name} AS {sql}"))
-        for old in conn.execute(text(
-                "SELECT name FROM pg_prepared_statements WHERE name LIKE 'pv\\_%' "
-                "ORDER BY prepare_time DESC, name OFFSET :kept"), {"kept": PREPARED_KEPT}).scalars().all():
-            conn.execute(text(f"DEALLOCATE {old}"))
-    grown, largest, missing = conn.execute(text(f"EXECUTE {name}")).one()
+    grown, largest, missing = driver.one(conn, sql)
     return grown, largest, missing
 
 
 def stage(conn: Connection, pods: list[int], after: int, upto: int,
           predicates: list[int] | None) -> dict[tuple[int, int], int]:
     """ΔG of the view's input over (after, upto] in the session's temporary
-    table ``pv_dg`` (the previous batch's rows deleted first); its triples
+    table ``pv_dg`` (made once per session, the previous batch's rows
+    deleted first: ``podviews_delta_start``, migration 0018); its triples
     by (predicate, sign). Not emptied at commit: that truncation would make
     Postgres plan the prepared statements that read it again (note 127).
     The first statement also turns JIT off for the job's transaction: it
     compiles a rendered statement for seconds that runs in milliseconds
     (note 88)."""
-    conn.execute(_STAGE)
-    rows = conn.execute(_STAGED, changes.net_parameters(pods, after, upto, predicates)).all()
+    driver.rows(conn, _STAGE)
+    rows = driver.rows(conn, _STAGED, changes.net_parameters(pods, after, upto, predicates))
     return {(int(p), int(sign)): int(n) for p, sign, n in rows}
 
 

@@ -23,6 +23,7 @@ from rdflib import URIRef
 
 from server.api.views.service import register_view
 from server.cli.progress import progress
+from server.executors.sql import render as R
 from server.maintenance import jobs, verify
 from server.maintenance.router import Router
 from server.tools.bench.pipeline import BENCH_LIMITS, bench_pod, drain, fresh_database
@@ -61,8 +62,11 @@ _TARGET = re.compile(r"(?<!FOR )(?<!KEY )\b(UPDATE|INSERT INTO|DELETE FROM|FROM)
 def label(sql: str) -> str:
     """A statement named by what it does: its first write's verb and table
     (``UPDATE jobs``, inside a CTE too), else the table its outermost query
-    reads (``SELECT views``); a prepared statement's ``EXECUTE``, a
-    ``SET``'s setting, else its first word."""
+    reads (``SELECT views``); the rendered statement ``rendered``; a
+    prepared statement's ``EXECUTE``, a ``SET``'s setting, else its first
+    word."""
+    if f"FROM {R.DG} AS " in sql:  # the rendered statement: ΔG's table read in its first CTE
+        return "rendered"
     words = sql.split()
     head = words[0].upper() if words else ""
     if head == "SET":

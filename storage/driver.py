@@ -1,0 +1,71 @@
+"""A job's own statements sent on the psycopg connection under its
+SQLAlchemy ``Connection`` (design note 142): the claim, the view's lock,
+ΔG's staging, the rendered statement, the watermark, the feed's record and
+the job's end, in the job's transaction like every other statement.
+
+- Each is prepared by psycopg on the session at its first run (not its
+  sixth) and planned once; psycopg deallocates what it prepared itself
+  when a rollback or a DROP would invalidate it, and knows it did.
+- None pays SQLAlchemy's per-statement set-up (the execution context, the
+  result's metadata: ~60 µs each, a tenth of a small batch's job).
+- SQLAlchemy's cursor events are dispatched for them as for its own
+  statements: what listens to them (``podviews bench batch``) sees them.
+
+Statements are written as everywhere else, with ``:name`` parameters; rows
+come back as named tuples (``row.id``), as SQLAlchemy's rows read."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any, cast
+
+import psycopg
+from psycopg.rows import namedtuple_row
+from sqlalchemy import Connection, text
+from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
+
+_DIALECT = PGDialect_psycopg()
+KEPT = 256  # statements psycopg keeps prepared on a session (its default: 100); the oldest go first
+
+
+@functools.lru_cache(maxsize=1024)
+def _native(sql: str) -> str:
+    """``sql`` in psycopg's parameter style (``%(name)s``, ``%`` doubled)."""
+    return str(text(sql).compile(dialect=_DIALECT))
+
+
+def rows(conn: Connection, sql: str, params: Mapping[str, Any] | None = None,
+         prepare: bool = True) -> list[Any]:
+    """The rows of ``sql`` run with ``params`` on ``conn``'s session (none
+    for a statement that returns none); prepared unless ``prepare`` is
+    False (a statement run once)."""
+    if not conn.in_transaction():  # SQLAlchemy's, begun as its own statements begin it: its
+        conn.begin()  # commit and rollback then end the session's (psycopg begins that at once)
+    raw = cast(psycopg.Connection[Any], conn.connection.dbapi_connection)
+    assert raw is not None, "the connection is closed"
+    if raw.prepared_max != KEPT:
+        raw.prepared_max = KEPT
+    statement, values = _native(sql), dict(params or {})
+    events = conn.dispatch
+    with raw.cursor(row_factory=namedtuple_row) as cursor:
+        for before in events.before_cursor_execute:
+            before(conn, cursor, statement, values, None, False)
+        cursor.execute(statement, values, prepare=prepare)
+        for after in events.after_cursor_execute:
+            after(conn, cursor, statement, values, None, False)
+        return cursor.fetchall() if cursor.description is not None else []
+
+
+def one(conn: Connection, sql: str, params: Mapping[str, Any] | None = None,
+        prepare: bool = True) -> Any:
+    """The one row of ``sql`` (see ``rows``)."""
+    found = rows(conn, sql, params, prepare)
+    assert len(found) == 1, f"{len(found)} rows where one was expected"
+    return found[0]
+
+
+def first(conn: Connection, sql: str, params: Mapping[str, Any] | None = None) -> Any | None:
+    """The first row of ``sql``, or None (see ``rows``)."""
+    found = rows(conn, sql, params)
+    return found[0] if found else None
