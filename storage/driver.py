@@ -17,6 +17,7 @@ come back as named tuples (``row.id``), as SQLAlchemy's rows read."""
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -26,6 +27,10 @@ from sqlalchemy import Connection, text
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 
 _DIALECT = PGDialect_psycopg()
+_TUPLES = psycopg.pq.ExecStatus.TUPLES_OK
+# a cursor per session, made once: a cursor's set-up was a tenth of the driver's time
+_cursors: weakref.WeakKeyDictionary[psycopg.Connection[Any], psycopg.Cursor[Any]] = \
+    weakref.WeakKeyDictionary()
 KEPT = 256  # statements psycopg keeps prepared on a session (its default: 100); the oldest go first
 
 
@@ -47,14 +52,17 @@ def rows(conn: Connection, sql: str, params: Mapping[str, Any] | None = None,
     if raw.prepared_max != KEPT:
         raw.prepared_max = KEPT
     statement, values = _native(sql), dict(params or {})
+    cursor = _cursors.get(raw)
+    if cursor is None or cursor.closed:
+        cursor = _cursors[raw] = raw.cursor(row_factory=namedtuple_row)
     events = conn.dispatch
-    with raw.cursor(row_factory=namedtuple_row) as cursor:
-        for before in events.before_cursor_execute:
-            before(conn, cursor, statement, values, None, False)
-        cursor.execute(statement, values, prepare=prepare)
-        for after in events.after_cursor_execute:
-            after(conn, cursor, statement, values, None, False)
-        return cursor.fetchall() if cursor.description is not None else []
+    for before in events.before_cursor_execute:
+        before(conn, cursor, statement, values, None, False)
+    cursor.execute(statement, values, prepare=prepare)
+    for after in events.after_cursor_execute:
+        after(conn, cursor, statement, values, None, False)
+    result = cursor.pgresult
+    return cursor.fetchall() if result is not None and result.status == _TUPLES else []
 
 
 def one(conn: Connection, sql: str, params: Mapping[str, Any] | None = None,

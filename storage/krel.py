@@ -93,14 +93,18 @@ def create(conn: Connection, view: int, node: str, schema: Schema) -> Table:
 
 def watch(conn: Connection, name: str, variables: list[str]) -> None:
     """The capture triggers on a root table: its row changes go to the job's
-    capture table while capture is on (``podviews_capture``, migrations 0011 and 0016)."""
+    capture table while capture is on, by the trigger function of the
+    table's arity (``podviews_capture_for``, migration 0019: static SQL,
+    planned once per table and session)."""
     arg = json.dumps(variables).replace("'", "''")
+    function = conn.execute(text("SELECT podviews_capture_for(:n)"),
+                            {"n": len(variables)}).scalar_one()
     for op, refs in (("INSERT", "NEW TABLE AS new_rows"),
                      ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
                      ("DELETE", "OLD TABLE AS old_rows")):
         conn.execute(text(f'CREATE TRIGGER "feed_{op.lower()}" AFTER {op} ON "{name}" '
                           f"REFERENCING {refs} FOR EACH STATEMENT "
-                          f"EXECUTE FUNCTION podviews_capture('{arg}')"))
+                          f'EXECUTE FUNCTION "{function}"(\'{arg}\')'))
 
 
 def drop_all(conn: Connection, view: int) -> int:

@@ -75,20 +75,25 @@ def enqueue_many(conn: Connection, kind: str, view_ids: list[int],
     conn.execute(text("SELECT pg_notify(:channel, :kind)"), {"channel": CHANNEL, "kind": kind})
 
 
-_CLAIM = ("UPDATE jobs SET status = 'running', attempts = attempts + 1, worker = :worker, "
-          "updated_at = now() WHERE id = (SELECT id FROM jobs "
-          "WHERE status = 'queued' AND run_after <= now() "
-          "AND (CAST(:kinds AS text[]) IS NULL OR kind = ANY(CAST(:kinds AS text[]))) "
-          "ORDER BY id FOR NO KEY UPDATE SKIP LOCKED LIMIT 1) "
-          "RETURNING id, kind, view_id, payload, attempts, max_attempts")
+# The oldest due job (of the kinds :kinds; any when NULL) claimed by :worker,
+# as the CTE ``j`` of a statement (``claim``, ``views_repo.claim_and_lock``)
+CLAIMED = ("WITH j AS (UPDATE jobs SET status = 'running', attempts = attempts + 1, "
+           "worker = :worker, updated_at = now() WHERE id = (SELECT id FROM jobs "
+           "WHERE status = 'queued' AND run_after <= now() "
+           "AND (CAST(:kinds AS text[]) IS NULL OR kind = ANY(CAST(:kinds AS text[]))) "
+           "ORDER BY id FOR NO KEY UPDATE SKIP LOCKED LIMIT 1) "
+           "RETURNING id, kind, view_id, payload, attempts, max_attempts) ")
 
 
 def claim(conn: Connection, worker: str, kinds: tuple[str, ...] | None = None) -> Job | None:
     """Lock the oldest due job in this transaction and mark it running."""
-    row = driver.first(conn, _CLAIM, {"kinds": list(kinds) if kinds else None, "worker": worker})
-    if row is None:
-        return None
-    return Job(row.id, row.kind, row.view_id, row.payload, row.attempts, row.max_attempts)
+    row = driver.first(conn, CLAIMED + "SELECT * FROM j", claiming(worker, kinds))
+    return None if row is None else Job(*row)
+
+
+def claiming(worker: str, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The parameters of ``CLAIMED``."""
+    return {"kinds": list(kinds) if kinds else None, "worker": worker}
 
 
 _FINISH = ("WITH done AS (UPDATE jobs SET status = 'done', last_error = NULL, updated_at = now(), "

@@ -4,9 +4,11 @@ watermark, the plan its state was computed with), and dropping it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import Connection, Row, text
 
-from storage import driver, krel
+from storage import driver, krel, queue
 from storage.consents import CONSENTED, READABLE, UNSETTLED
 from storage.feed import capture_call as feed_capture
 
@@ -37,14 +39,17 @@ _BATCH = ("CASE WHEN v.status = 'ready' THEN (SELECT count(*) FROM change_triple
           "AND (v.predicates IS NULL OR ct.p = ANY(v.predicates))) END")
 
 
-def lock_view(conn: Connection, view: int, batch: bool = False) -> Row | None:
-    """The view's row, locked for this transaction; None if another holds it.
-    With it, in the same statement, what a job reads next (one round trip,
-    design notes 119, 122): ``upto`` (the last change's seq), ``pods`` (the
-    pods it reads), ``consented`` (those whose consents in force reach it,
-    applied or not), ``unsettled`` (a consent reaching it is not applied
-    to it: ``consents.settle`` has work), ``tables`` (its K-relation tables: rows of
-    ``krel.by_node``) and, with ``batch`` and the view ready, ``batch``: the
+def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
+                   ) -> tuple[queue.Job, Any | None] | None:
+    """The oldest due job claimed (``queue.claim``) and its view's row locked
+    for this transaction, in one statement: None when no job is due; the
+    row None when another job holds the view. With the row, what a job
+    reads next (one round trip, design notes 119, 122, 142): ``upto`` (the
+    last change's seq), ``pods`` (the pods it reads), ``consented`` (those
+    whose consents in force reach it, applied or not), ``unsettled`` (a
+    consent reaching it is not applied to it: ``consents.settle`` has
+    work), ``tables`` (its K-relation tables: rows of ``krel.by_node``)
+    and, for a change job with ``weigh`` and the view ready, ``batch``: the
     size of its batch up to ``upto`` (else NULL).
 
     A view that has had a state has a change feed: the statement also turns
@@ -52,8 +57,11 @@ def lock_view(conn: Connection, view: int, batch: bool = False) -> Row | None:
     with the root its state was built with; ``captured`` says it did), a
     round trip a job less (design note 130)."""
     readable = READABLE.format(view="v.id")
-    size = _BATCH.format(pods=readable) if batch else "NULL"
-    return driver.first(conn, (
+    size = _BATCH.format(pods=readable)
+    row = driver.first(conn, (
+        f"{queue.CLAIMED}SELECT j.id AS job_id, j.kind AS job_kind, j.view_id AS job_view, "
+        "j.payload AS job_payload, j.attempts AS job_attempts, "
+        "j.max_attempts AS job_max_attempts, v.* FROM j LEFT JOIN LATERAL ("
         f"SELECT {_COLUMNS}, (CASE WHEN v.plan_fingerprint IS NOT NULL THEN "
         f" {feed_capture('v.id', 'v.root_node')} END) IS NOT NULL AS captured, "
         " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
@@ -61,8 +69,16 @@ def lock_view(conn: Connection, view: int, batch: bool = False) -> Row | None:
         " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
         f"  WHERE cv.view_id = v.id AND {UNSETTLED}) AS unsettled, "
         " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
-        f"   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, {size} AS batch "
-        "FROM views v WHERE v.id = :v FOR NO KEY UPDATE OF v SKIP LOCKED"), {"v": view})
+        "   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, "
+        f" CASE WHEN j.kind = 'apply_changes' AND CAST(:weigh AS boolean) THEN {size} END "
+        "  AS batch "
+        "FROM views v WHERE v.id = j.view_id FOR NO KEY UPDATE OF v SKIP LOCKED) v ON true"),
+        {**queue.claiming(worker), "weigh": weigh})
+    if row is None:
+        return None
+    job = queue.Job(row.job_id, row.job_kind, row.job_view, row.job_payload, row.job_attempts,
+                    row.job_max_attempts)
+    return job, (row if row.id is not None else None)
 
 
 def built(conn: Connection, view: int, watermark: int, fingerprint: str, root: str,

@@ -95,19 +95,22 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
     router, limits = router or Router(), limits or Limits()
     with engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
         try:
-            job = queue.claim(conn, worker)
+            claimed = views_repo.claim_and_lock(conn, worker, router.weighs())
         except sa.exc.OperationalError as e:
             if not transient(e):
                 raise
             conn.rollback()  # a job row changed under the claim's snapshot: claim again
             return True
-        if job is None:
+        if claimed is None:
             # nothing changed: a commit, as a rollback would make psycopg deallocate
-            # the session's prepared statements (the rendered ones too, run.execute)
+            # the session's prepared statements (the rendered ones too)
             conn.commit()
             return False
+        job, row = claimed
         try:
-            executor, triples = run(conn, job, router, limits, base)
+            if row is None:
+                raise Busy()
+            executor, triples = run(conn, job, row, router, limits, base)
             queue.finish(conn, job, executor, triples)
             conn.commit()
             return True
@@ -122,19 +125,14 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
             return True
 
 
-def run(conn: Connection, job: queue.Job, router: Router, limits: Limits,
+def run(conn: Connection, job: queue.Job, row: Row, router: Router, limits: Limits,
         base: str = DEFAULT_BASE) -> Outcome:
-    """Run the job: the executor that did the work ("sql", "spark", or
-    "none") and the job's work in triples (None when it did none). The
-    view's ΔV is recorded in its change feed at the position the job
-    brought it to (``storage.feed``), whichever executor computed it; a
+    """Run the job on its view's row, locked with what the job reads next
+    (``views_repo.claim_and_lock``): the executor that did the work ("sql",
+    "spark", or "none") and the job's work in triples (None when it did
+    none). The view's ΔV is recorded in its change feed at the position the
+    job brought it to (``storage.feed``), whichever executor computed it; a
     view's first backfill starts the feed instead."""
-    assert job.view_id is not None
-    # a change job's batch size comes with the lock when the router weighs it
-    row = views_repo.lock_view(conn, job.view_id,
-                               batch=job.kind == JobKind.APPLY_CHANGES and router.weighs())
-    if row is None:
-        raise Busy()
     c = compiled(row.query)
     r = Run(conn, job, row, c.plan, router, limits, base, view_spec(c, row))
     kind = JobKind(job.kind)

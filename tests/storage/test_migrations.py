@@ -72,3 +72,46 @@ def test_0010_deleting_parents_deletes_their_rows(migrated: str) -> None:
         assert count("change_triples") == 0
         c.execute(sa.text("DELETE FROM pods WHERE id = :p"), {"p": pod})
         assert (count("quads"), count("pod_triples"), count("resources")) == (0, 0, 0)
+
+
+def test_0019_watched_root_tables_capture_by_the_function_of_their_arity(migrated: str) -> None:
+    """A view's root tables watched before 0019 (the one function of 0016,
+    its SQL dynamic) are watched by the function of their arity after it,
+    with the same argument, and the other way down; the feed records the
+    next change through them."""
+    from rdflib import URIRef
+
+    from server.api.views.service import register_view
+    from storage import catalog, feed, pods
+    from tests.maintenance.test_pipeline import drain, setup
+
+    engine = sa.create_engine(migrated)
+    pod, consumer = setup(engine)
+    ex = "http://ex/"
+    with engine.begin() as c:
+        pods.put_resource(c, pod, "r", [(URIRef(ex + "a"), URIRef(ex + "p"), URIRef(ex + "b"))])
+        view = register_view(c, consumer, "v", f"SELECT ?s ?o WHERE {{ ?s <{ex}p> ?o }}")
+    drain(engine)
+
+    def functions() -> set[tuple[str, str]]:
+        with engine.connect() as c:
+            return {(f, bytes(a).decode().rstrip("\x00")) for f, a in c.execute(sa.text(
+                "SELECT p.proname, g.tgargs FROM pg_trigger g JOIN pg_proc p ON p.oid = g.tgfoid "
+                "JOIN krel_tables k ON g.tgrelid = to_regclass(quote_ident(k.table_name)) "
+                "WHERE k.view_id = :v"), {"v": view})}
+
+    assert functions() == {("podviews_capture_2", '["o", "s"]')}
+    engine.dispose()
+    downgrade(migrated, "0018")
+    assert functions() == {("podviews_capture", '["o", "s"]')}
+    engine.dispose()
+    upgrade(migrated)
+    assert functions() == {("podviews_capture_2", '["o", "s"]')}
+    with engine.begin() as c:
+        pods.put_resource(c, pod, "r", [(URIRef(ex + "a"), URIRef(ex + "p"), URIRef(ex + "c"))])
+    drain(engine)
+    with engine.connect() as c:
+        (delta,) = feed.deltas(c, view, feed.position(c, view).floor, 0, 100)
+        assert (delta.added, delta.removed) == (1, 1)
+        assert len(catalog.view_results(c, view)) == 1
+    engine.dispose()
