@@ -50,7 +50,11 @@ def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
     consent reaching it is not applied to it: ``consents.settle`` has
     work), ``tables`` (its K-relation tables: rows of ``krel.by_node``)
     and, for a change job with ``weigh`` and the view ready, ``batch``: the
-    size of its batch up to ``upto`` (else NULL).
+    size of its batch up to ``upto`` (else NULL). For every job but a
+    backfill, the session's ΔG table is made ready, empty, and JIT turned
+    off for the transaction (``podviews_delta_start``, migration 0020;
+    ``delta_ready`` says it was: ``server.executors.sql.run.stage`` fills
+    the table).
 
     A view that has had a state has a change feed: the statement also turns
     on the capture of its ΔV for the transaction (``storage.feed.capture``,
@@ -71,7 +75,8 @@ def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
         " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
         "   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, "
         f" CASE WHEN j.kind = 'apply_changes' AND CAST(:weigh AS boolean) THEN {size} END "
-        "  AS batch "
+        "  AS batch, (CASE WHEN j.kind <> 'backfill' THEN podviews_delta_start() END) IS NOT NULL "
+        "  AS delta_ready "
         "FROM views v WHERE v.id = j.view_id FOR NO KEY UPDATE OF v SKIP LOCKED) v ON true"),
         {**queue.claiming(worker), "weigh": weigh})
     if row is None:

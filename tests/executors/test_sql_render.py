@@ -24,7 +24,7 @@ from server.executors.sql import run as rendered
 from server.executors.sql.run import placement
 from server.maintenance import jobs, verify
 from server.maintenance.router import Router
-from storage import catalog, driver, pods, queue
+from storage import catalog, driver, pods, queue, views_repo
 from tests.maintenance.test_pipeline import setup
 from views.compile import compile_query
 
@@ -258,17 +258,34 @@ def test_a_mapping_several_changed_rows_reach_changes_once(migrated: str) -> Non
     engine.dispose()
 
 
-def test_staging_a_batch_turns_jit_off_for_the_job_only(migrated: str) -> None:
+def test_a_change_jobs_claim_readies_delta_and_turns_jit_off_for_the_job_only(
+        migrated: str) -> None:
     """The rendered statement runs without JIT, which compiles a statement
-    its size for seconds (note 88): the batch's staging turns it off for
-    the job's transaction, and the session's setting is back after it."""
-    engine = sa.create_engine(migrated, pool_size=1, max_overflow=0)
-    pod, _ = setup(engine)
+    its size for seconds (note 88): a change job's claim turns it off for
+    the job's transaction and readies ΔG's table, empty, which staging
+    fills; the session's setting is back after it; a backfill's claim
+    leaves both alone."""
+    engine = sa.create_engine(migrated)
+    pod, consumer = setup(engine)
+    with engine.begin() as c:
+        view = register_view(c, consumer, "v", RENDERED["bgp-join"])  # queues its backfill
     with engine.connect() as c:
         before = c.execute(sa.text("SHOW jit")).scalar()
         c.commit()
-        rendered.stage(c, [pod], 0, 0, None)
+        claimed = views_repo.claim_and_lock(c, "test")
+        assert claimed is not None and claimed[0].kind == "backfill" and claimed[1] is not None
+        assert c.execute(sa.text("SHOW jit")).scalar() == before
+        c.rollback()
+    drain(engine)
+    with engine.begin() as c:
+        pods.put_resource(c, pod, "r", {(URIRef(EX + "a"), URIRef(EX + "p"), URIRef(EX + "b"))})
+    with engine.connect() as c:
+        claimed = views_repo.claim_and_lock(c, "test")
+        assert claimed is not None and claimed[0].kind == "apply_changes"
+        assert claimed[1].id == view and claimed[1].delta_ready
         assert c.execute(sa.text("SHOW jit")).scalar() == "off"
+        staged = rendered.stage(c, [pod], 0, claimed[1].upto, None)  # one triple inserted
+        assert [(sign, n) for (_, sign), n in staged.items()] == [(1, 1)]
         c.commit()
         assert c.execute(sa.text("SHOW jit")).scalar() == before
     engine.dispose()

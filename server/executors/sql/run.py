@@ -22,7 +22,6 @@ SQL = "sql"
 # statement, note 127); larger batches are planned for their own ΔG
 PREPARED_UPTO = 1_000
 
-_STAGE = "SELECT podviews_delta_start()"  # migration 0018: made, emptied, JIT off
 _STAGED = (f"WITH ins AS (INSERT INTO {R.DG} (s, p, o, sign) {changes.DELTA_G} "
            "RETURNING p, sign) SELECT p, sign, count(*) FROM ins GROUP BY p, sign")
 
@@ -56,7 +55,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
              max_rows: int | None = None) -> tuple[int, int]:
     """Apply the changes of ``pods`` in (after, upto] to the view's state by
     the rendered statement: the change in stored rows, and ΔG's size.
-    Statements: ΔG staged (two, JIT turned off by the first), the plan's
+    Statements: ΔG staged (into the table the claim readied), the plan's
     constants looked up (only those not met before on this connection),
     then, unless ΔG changes no node, the statement (a large batch's: ΔG's
     table truncated after) — run again after adding the counts of a group
@@ -144,14 +143,13 @@ def execute(conn: Connection, sql: str, pods: list[int], size: int
 def stage(conn: Connection, pods: list[int], after: int, upto: int,
           predicates: list[int] | None) -> dict[tuple[int, int], int]:
     """ΔG of the view's input over (after, upto] in the session's temporary
-    table ``pv_dg`` (made once per session, the previous batch's rows
-    deleted first: ``podviews_delta_start``, migration 0018); its triples
-    by (predicate, sign). Not emptied at commit: that truncation would make
-    Postgres plan the prepared statements that read it again (note 127).
-    The first statement also turns JIT off for the job's transaction: it
-    compiles a rendered statement for seconds that runs in milliseconds
-    (note 88)."""
-    driver.rows(conn, _STAGE)
+    table ``pv_dg``, which the job's claim made ready and empty and which
+    this fills; its triples by (predicate, sign). Not emptied at commit:
+    that truncation would make Postgres plan the prepared statements that
+    read it again (note 127). The claim also turned JIT off for the job's
+    transaction: it compiles a rendered statement for seconds that runs in
+    milliseconds (note 88). Both are ``podviews_delta_start`` (migrations
+    0018, 0020), which a caller outside a job calls first."""
     rows = driver.rows(conn, _STAGED, changes.net_parameters(pods, after, upto, predicates))
     return {(int(p), int(sign)): int(n) for p, sign, n in rows}
 
