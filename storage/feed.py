@@ -76,9 +76,13 @@ def start(conn: Connection, view: int, root: str, seq: int) -> None:
 # compacted by retention — in one statement (three round trips a job less,
 # design note 122). The capture is consumed only when :s is after the
 # view's last delta (``last``); else nothing is written and the caller
-# decides (``record``). The new head is not visible to the statement's
-# snapshot, so the count cut skips one row less when it was written; it is
-# never older than the age cut.
+# decides (``record``). Both cuts read only the deltas they drop, not the
+# deltas kept (design note 142): the count cut the oldest ``excess`` (the
+# view's deltas, counted in ``views.feed_deltas``, the new head among them,
+# less :keep) in seq order, the age cut those written before the age limit
+# by the index of each view's deltas by time (``at`` grows with seq: a
+# view's jobs run one at a time, each claimed as it starts, so the deltas
+# dropped are always the oldest and the floor moves past them).
 _RECORD = """
 WITH last AS (SELECT max(seq) AS seq FROM view_changes WHERE view_id = :v),
 c AS (DELETE FROM pg_temp.feed_captured WHERE :s > coalesce((SELECT seq FROM last), -1)
@@ -94,12 +98,16 @@ head AS (INSERT INTO view_changes (view_id, seq, added, removed)
   FROM net HAVING count(*) > 0 RETURNING added, removed),
 body AS (INSERT INTO view_change_rows (view_id, seq, i, k, binding)
   SELECT :v, :s, row_number() OVER (ORDER BY k > 0, binding), k, binding FROM net),
-cut AS (SELECT max(seq) AS seq FROM view_changes WHERE view_id = :v AND (at < now() -
-  make_interval(secs => :age) OR seq <= (SELECT seq FROM view_changes WHERE view_id = :v
-  ORDER BY seq DESC OFFSET :keep - (SELECT count(*) FROM head) LIMIT 1))),
-gone AS (DELETE FROM view_changes WHERE view_id = :v AND seq <= (SELECT seq FROM cut)),
-floor AS (UPDATE views SET feed_floor = greatest(feed_floor, (SELECT seq FROM cut))
-  WHERE id = :v AND (SELECT seq FROM cut) IS NOT NULL)
+excess AS (SELECT feed_deltas + (SELECT count(*) FROM head) - :keep AS n FROM views WHERE id = :v),
+cut AS (SELECT ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
+                     ORDER BY view_id, seq LIMIT greatest((SELECT n FROM excess), 0))
+  || ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
+           AND at < now() - make_interval(secs => :age)) AS seqs),
+gone AS (DELETE FROM view_changes WHERE view_id = :v
+  AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])) RETURNING seq),
+counted AS (UPDATE views SET feed_floor = greatest(feed_floor, (SELECT max(seq) FROM gone)),
+  feed_deltas = feed_deltas + (SELECT count(*) FROM head) - (SELECT count(*) FROM gone)
+  WHERE id = :v AND (EXISTS (SELECT FROM head) OR EXISTS (SELECT FROM gone)))
 SELECT (SELECT seq FROM last) AS last, (SELECT added FROM head) AS added,
   (SELECT removed FROM head) AS removed
 """
@@ -134,10 +142,11 @@ def last_seq(conn: Connection, view: int) -> int | None:
 def compact(conn: Connection, view: int, upto: int, floor: int | None = None) -> None:
     """The view's deltas up to ``upto`` dropped: consumers resume from
     ``floor`` (``upto`` unless given) or later, or read a snapshot."""
-    conn.execute(text("DELETE FROM view_changes WHERE view_id = :v AND seq <= :u"),
-                 {"v": view, "u": upto})
-    conn.execute(text("UPDATE views SET feed_floor = greatest(feed_floor, :f) WHERE id = :v"),
-                 {"v": view, "f": upto if floor is None else floor})
+    conn.execute(text(
+        "WITH gone AS (DELETE FROM view_changes WHERE view_id = :v AND seq <= :u RETURNING seq) "
+        "UPDATE views SET feed_floor = greatest(feed_floor, :f), "
+        "feed_deltas = feed_deltas - (SELECT count(*) FROM gone) WHERE id = :v"),
+        {"v": view, "u": upto, "f": upto if floor is None else floor})
 
 
 # ------------------------------------------------------------------ reads

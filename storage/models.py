@@ -206,6 +206,8 @@ class View(Base):
     state_rows: Mapped[int] = mapped_column(BigInteger, server_default="0")  # rows it stores
     # the oldest change-feed position a consumer may resume from (storage.feed)
     feed_floor: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    # the deltas its feed holds (view_changes rows): retention's count (migration 0021)
+    feed_deltas: Mapped[int] = mapped_column(BigInteger, server_default="0")
     # a CONSTRUCT view's graph is written into this resource (pod, path); the
     # view never reads it (migration 0013)
     target_pod: Mapped[int | None] = mapped_column(BigInteger)
@@ -229,6 +231,7 @@ class ViewChange(Base):
     added: Mapped[int] = mapped_column(BigInteger)  # bindings added, with their counts
     removed: Mapped[int] = mapped_column(BigInteger)
     at: Mapped[datetime] = _now()
+    __table_args__ = (Index(None, "view_id", "at"),)  # retention's age cut (migration 0021)
 
 
 class ViewChangeRow(Base):

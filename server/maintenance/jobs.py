@@ -108,6 +108,8 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
             return False
         job, row = claimed
         try:
+            if job.view_id is None:
+                raise ValueError(f"the {job.kind} job {job.id} names no view")
             if row is None:
                 raise Busy()
             executor, triples = run(conn, job, row, router, limits, base)

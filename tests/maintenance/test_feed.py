@@ -280,9 +280,45 @@ def test_retention_keeps_the_last_deltas(migrated: str) -> None:
     with engine.connect() as c:
         kept = c.execute(sa.text("SELECT seq FROM view_changes WHERE view_id = :v ORDER BY seq"),
                          {"v": view}).scalars().all()
-        floor = c.execute(sa.text("SELECT feed_floor FROM views WHERE id = :v"),
-                          {"v": view}).scalar_one()
-    assert len(kept) == 2 and floor < kept[0]
+        floor, counted = c.execute(sa.text("SELECT feed_floor, feed_deltas FROM views "
+                                           "WHERE id = :v"), {"v": view}).one()
+    assert len(kept) == 2 and floor < kept[0] and counted == 2
+
+
+def test_retention_drops_the_deltas_older_than_its_age(migrated: str) -> None:
+    """The deltas written before the age limit go at the next job, the
+    floor moves past them, and the view's count of its deltas follows."""
+    from server.maintenance import jobs
+    from server.maintenance.limits import Limits
+
+    engine = sa.create_engine(migrated)
+    stream = Stream(engine, random.Random(7))
+    view = _register(engine, stream.consumer)["distinct-bind"]
+    seqs: list[int] = []
+    while len(seqs) < 4:  # writes until four of them changed the view
+        stream.write(stream.pods[0])
+        while jobs.run_one(engine, "test"):
+            pass
+        with engine.connect() as c:
+            seqs = c.execute(sa.text("SELECT seq FROM view_changes WHERE view_id = :v "
+                                     "ORDER BY seq"), {"v": view}).scalars().all()
+    with engine.begin() as c:
+        c.execute(sa.text("UPDATE view_changes SET at = at - make_interval(hours => 2) "
+                          "WHERE view_id = :v AND seq <= :s"), {"v": view, "s": seqs[2]})
+    limits = Limits(retention=Retention(seconds=3600))
+    while True:  # a write that changes the view: its job records a delta and compacts
+        stream.write(stream.pods[0])
+        while jobs.run_one(engine, "test", limits=limits):
+            pass
+        with engine.connect() as c:
+            kept = c.execute(sa.text("SELECT seq FROM view_changes WHERE view_id = :v "
+                                     "ORDER BY seq"), {"v": view}).scalars().all()
+        if kept[-1] != seqs[-1]:
+            break
+    with engine.connect() as c:
+        floor, counted = c.execute(sa.text("SELECT feed_floor, feed_deltas FROM views "
+                                           "WHERE id = :v"), {"v": view}).one()
+    assert kept[:len(seqs) - 3] == seqs[3:] and floor == seqs[2] and counted == len(kept)
 
 
 def test_a_delta_at_the_last_position_restarts_the_feed_there(migrated: str) -> None:
