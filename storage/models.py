@@ -324,6 +324,21 @@ class Job(Base):
     )
 
 
+class JobTotal(Base):
+    """The done jobs the queue no longer holds, counted by kind and executor
+    (``storage.ops.prune``): what the metrics read of them (migration 0022)."""
+
+    __tablename__ = "job_totals"
+    kind: Mapped[str] = mapped_column(String(32), primary_key=True)
+    executor: Mapped[str] = mapped_column(Text, primary_key=True)
+    done: Mapped[int] = mapped_column(BigInteger)
+    failed: Mapped[int] = mapped_column(BigInteger)  # their failed attempts before the last
+    sized: Mapped[int] = mapped_column(BigInteger)  # those with a size in triples
+    triples: Mapped[int] = mapped_column(BigInteger)  # their sizes summed
+    # of those sized, how many were at most each of ``storage.ops.JOB_BUCKETS``
+    le: Mapped[list[int]] = mapped_column(ARRAY(BigInteger))
+
+
 class JobProgress(Base):
     """Progress of a running job, written outside the job's own transaction
     (the job row stays locked while it runs)."""

@@ -1,6 +1,6 @@
 """How large a view may grow in maintenance before it fails with a problem
 document, instead of taking the worker — or the server — down; and how much
-of its change feed is kept."""
+of its change feed and of the done jobs is kept."""
 
 from __future__ import annotations
 
@@ -17,3 +17,6 @@ class Limits:
     # rows all of a view's K-relations may hold
     max_state_rows: int = 10_000_000
     retention: Retention = field(default_factory=Retention)
+    # seconds a done job stays in the queue before it is counted and pruned
+    # (``storage.ops.prune``): its progress and outcome readable until then
+    done_jobs_kept: float = 3600.0

@@ -135,3 +135,40 @@ def test_a_write_wakes_only_the_views_it_can_change(migrated: str) -> None:
     with engine.connect() as c:
         for v in views.values():
             assert catalog.view_results(c, v) == verify.scratch(c, v)
+
+
+def test_done_jobs_pruned_keep_what_the_metrics_read(migrated: str) -> None:
+    """Done jobs older than the age given leave the queue; the metrics read
+    the same counts, failed attempts and sizes after as before, twice over
+    (the second pruning adds to the first's totals)."""
+    from server.maintenance import worker
+    from storage import ops
+
+    engine = sa.create_engine(migrated)
+    pod, consumer = setup(engine)
+    rng = random.Random(11)
+    with engine.begin() as c:
+        for i, q in enumerate(list(QUERIES.values())[:3]):
+            register_view(c, consumer, f"v{i}", q)
+    drain(engine)
+
+    def metrics() -> tuple[list, list, list]:
+        with engine.connect() as c:
+            return (sorted(tuple(r) for r in ops.jobs_done(c)),
+                    sorted(tuple(r) for r in ops.job_sizes(c)),
+                    sorted(tuple(r) for r in ops.job_failures(c)))
+
+    for _ in range(2):
+        for _ in range(4):
+            random_write(engine, pod, rng)
+        drain(engine)
+        with engine.begin() as c:  # a failed attempt before a job was done
+            c.execute(sa.text("UPDATE jobs SET attempts = attempts + 1 WHERE id = "
+                              "(SELECT max(id) FROM jobs WHERE status = 'done' AND attempts > 0)"))
+        before = metrics()
+        assert before[0] and before[1] and any(r[2] for r in before[2])
+        worker.prune(engine, 0.0)
+        with engine.connect() as c:
+            left = c.execute(sa.text("SELECT count(*) FROM jobs WHERE status = 'done'")).scalar()
+        assert left == 0 and metrics() == before
+    engine.dispose()
