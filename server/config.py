@@ -57,6 +57,8 @@ class Settings(BaseSettings):
     # a view's change feed keeps its last feed_changes deltas, none older than feed_seconds
     feed_changes: int = 10_000
     feed_seconds: float = 7 * 24 * 3600.0
+    # a done job stays in the queue this many seconds, then is counted and pruned
+    done_jobs_kept: float = 3600.0
     sse_heartbeat: float = 15.0  # seconds between heartbeats of an idle event stream
     # WebhookChannel2023 (server/api/notify/webhooks.py): failures in a row before a channel
     # is dead, the first retry's wait (doubled after each failure), a POST's timeout, and
@@ -90,7 +92,7 @@ class Settings(BaseSettings):
 
     def limits(self) -> Limits:
         return Limits(self.max_view_rows, self.max_state_rows,
-                      Retention(self.feed_changes, self.feed_seconds))
+                      Retention(self.feed_changes, self.feed_seconds), self.done_jobs_kept)
 
     def webhooks(self) -> Policy:
         return Policy(self.webhook_attempts, self.webhook_backoff, self.webhook_timeout,
