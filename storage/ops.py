@@ -23,7 +23,9 @@ _FAILURES = (
 _DONE = (f"SELECT kind, executor, sum(n) AS n FROM (SELECT kind, {_EXECUTOR} AS executor, "
          "count(*) AS n FROM jobs WHERE status = 'done' GROUP BY 1, 2 "
          "UNION ALL SELECT kind, executor, done FROM job_totals) AS j GROUP BY 1, 2")
-_BUCKETED = ", ".join(f"count(*) FILTER (WHERE t <= {b}) AS le{b}" for b in JOB_BUCKETS)
+# how many sizes ``t`` fall at or under each bucket: the histogram's counts
+_BUCKETS = [f"count(t) FILTER (WHERE t <= {b})" for b in JOB_BUCKETS]
+_BUCKETED = ", ".join(f"{c} AS le{b}" for c, b in zip(_BUCKETS, JOB_BUCKETS, strict=True))
 _SIZES = (
     "SELECT kind, executor, sum(n) AS n, sum(total) AS total, "
     + ", ".join(f"sum(le{b}) AS le{b}" for b in JOB_BUCKETS)
@@ -42,9 +44,8 @@ _PRUNE = (
     " CAST(payload->>'triples' AS bigint) AS t), "
     "counted AS (SELECT kind, executor, count(*) AS done, "
     " sum(GREATEST(attempts - 1, 0)) AS failed, count(t) AS sized, "
-    " coalesce(sum(t), 0) AS triples, ARRAY["
-    + ", ".join(f"count(t) FILTER (WHERE t <= {b})" for b in JOB_BUCKETS)
-    + "] AS le FROM gone GROUP BY 1, 2), "
+    f" coalesce(sum(t), 0) AS triples, ARRAY[{', '.join(_BUCKETS)}] AS le "
+    "FROM gone GROUP BY 1, 2), "
     "added AS (INSERT INTO job_totals (kind, executor, done, failed, sized, triples, le) "
     " SELECT * FROM counted ON CONFLICT (kind, executor) DO UPDATE SET "
     " done = job_totals.done + excluded.done, failed = job_totals.failed + excluded.failed, "

@@ -39,6 +39,27 @@ _BATCH = ("CASE WHEN v.status = 'ready' THEN (SELECT count(*) FROM change_triple
           "AND (v.predicates IS NULL OR ct.p = ANY(v.predicates))) END")
 
 
+# ``claim_and_lock``'s statement: the same text for every job, built once
+_READABLE = READABLE.format(view="v.id")
+_CLAIM_AND_LOCK = (
+    f"{queue.CLAIMED}SELECT j.id AS job_id, j.kind AS job_kind, j.view_id AS job_view, "
+    "j.payload AS job_payload, j.attempts AS job_attempts, "
+    "j.max_attempts AS job_max_attempts, v.* FROM j LEFT JOIN LATERAL ("
+    f"SELECT {_COLUMNS}, (CASE WHEN v.plan_fingerprint IS NOT NULL THEN "
+    f" {feed_capture('v.id', 'v.root_node')} END) IS NOT NULL AS captured, "
+    " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
+    f" ARRAY({_READABLE}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
+    " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
+    f"  WHERE cv.view_id = v.id AND {UNSETTLED}) AS unsettled, "
+    " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
+    "   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, "
+    f" CASE WHEN j.kind = 'apply_changes' AND CAST(:weigh AS boolean) THEN "
+    f"{_BATCH.format(pods=_READABLE)} END "
+    "  AS batch, (CASE WHEN j.kind <> 'backfill' THEN podviews_delta_start() END) IS NOT NULL "
+    "  AS delta_ready "
+    "FROM views v WHERE v.id = j.view_id FOR NO KEY UPDATE OF v SKIP LOCKED) v ON true")
+
+
 def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
                    ) -> tuple[queue.Job, Any | None] | None:
     """The oldest due job claimed (``queue.claim``) and its view's row locked
@@ -60,25 +81,7 @@ def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
     on the capture of its ΔV for the transaction (``storage.feed.capture``,
     with the root its state was built with; ``captured`` says it did), a
     round trip a job less (design note 130)."""
-    readable = READABLE.format(view="v.id")
-    size = _BATCH.format(pods=readable)
-    row = driver.first(conn, (
-        f"{queue.CLAIMED}SELECT j.id AS job_id, j.kind AS job_kind, j.view_id AS job_view, "
-        "j.payload AS job_payload, j.attempts AS job_attempts, "
-        "j.max_attempts AS job_max_attempts, v.* FROM j LEFT JOIN LATERAL ("
-        f"SELECT {_COLUMNS}, (CASE WHEN v.plan_fingerprint IS NOT NULL THEN "
-        f" {feed_capture('v.id', 'v.root_node')} END) IS NOT NULL AS captured, "
-        " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
-        f" ARRAY({readable}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
-        " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
-        f"  WHERE cv.view_id = v.id AND {UNSETTLED}) AS unsettled, "
-        " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
-        "   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, "
-        f" CASE WHEN j.kind = 'apply_changes' AND CAST(:weigh AS boolean) THEN {size} END "
-        "  AS batch, (CASE WHEN j.kind <> 'backfill' THEN podviews_delta_start() END) IS NOT NULL "
-        "  AS delta_ready "
-        "FROM views v WHERE v.id = j.view_id FOR NO KEY UPDATE OF v SKIP LOCKED) v ON true"),
-        {**queue.claiming(worker), "weigh": weigh})
+    row = driver.first(conn, _CLAIM_AND_LOCK, {**queue.claiming(worker), "weigh": weigh})
     if row is None:
         return None
     job = queue.Job(row.job_id, row.job_kind, row.job_view, row.job_payload, row.job_attempts,
