@@ -18,6 +18,7 @@ from storage.documents import Documents
 from views.dataset import ANY_NAMED, Spec
 
 DEFAULT_BASE = "http://127.0.0.1:8000/pods"  # the server's pods when none is configured
+REMEMBERED = 100_000  # rows of lookups a PodsGraph keeps for a job's later probes
 
 
 class PodsGraph:
@@ -33,6 +34,11 @@ class PodsGraph:
         self.conn, self.codec, self.pods, self.base = conn, codec, pods, base
         self.spec = spec or Spec()
         self.docs = Documents(conn, pods, base)
+        # rows answering each lookup made: a job's snapshot does not change, and
+        # a delta program probes the same keys again and again (a BGP's delta
+        # joins every pattern but one, once per pattern); up to REMEMBERED rows
+        self._answered: dict[tuple, list[tuple]] = {}
+        self._remembered = 0
 
     def with_pods(self, pods: list[int]) -> PodsGraph:
         return PodsGraph(self.conn, self.codec, pods, self.base, self.spec)
@@ -103,7 +109,7 @@ class PodsGraph:
                 continue  # no such named graph
             groups.setdefault((source, bound), {}).setdefault(key, []).append(i)
         for (source, bound), by_key in groups.items():
-            found = self._lookup(source, bound, list(by_key))
+            found = self._answers(source, bound, list(by_key))
             names = self.codec.decode(x for rows in found.values() for r in rows for x in r[1:])
             for key, rows in found.items():
                 quads = [(None if r[0] is None else URIRef(self.docs.iris[r[0]]),
@@ -111,6 +117,20 @@ class PodsGraph:
                 for i in by_key[key]:
                     out[i] = quads
         return out
+
+    def _answers(self, source: str, bound: tuple[str, ...],
+                 keys: list[tuple]) -> dict[tuple, list[tuple]]:
+        """``_lookup``'s rows by key, the keys answered before in this job
+        not asked again."""
+        answered = self._answered
+        asked = [k for k in keys if (source, bound, k) not in answered]
+        found = self._lookup(source, bound, asked) if asked else {}
+        if self._remembered < REMEMBERED:
+            for k in asked:
+                rows = answered[(source, bound, k)] = found.get(k, [])
+                self._remembered += len(rows) + 1
+        return {k: found[k] if k in found else answered.get((source, bound, k), [])
+                for k in keys}
 
     def _lookup(self, source: str, bound: tuple[str, ...],
                 keys: list[tuple]) -> dict[tuple, list[tuple]]:

@@ -53,7 +53,7 @@ _CLAIM_AND_LOCK = (
     f"  WHERE cv.view_id = v.id AND {UNSETTLED}) AS unsettled, "
     " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
     "   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, "
-    f" CASE WHEN j.kind = 'apply_changes' AND CAST(:weigh AS boolean) THEN "
+    f" CASE WHEN j.kind = 'apply_changes' AND (SELECT CAST(:weigh AS boolean)) THEN "
     f"{_BATCH.format(pods=_READABLE)} END "
     "  AS batch, (CASE WHEN j.kind <> 'backfill' THEN podviews_delta_start() END) IS NOT NULL "
     "  AS delta_ready "

@@ -202,12 +202,10 @@ class Before:
             if q[0] is not None:
                 net[q[0]] += sign
         self._net = net
-        # the deleted quads, indexed by subject, predicate and object
         self._removed = [q for q, sign in delta.items() if sign < 0]
-        self._by: tuple[dict, ...] = (defaultdict(list), defaultdict(list), defaultdict(list))
-        for q in self._removed:
-            for i in range(3):
-                self._by[i][q[i + 1]].append(q)
+        # the deleted quads by the terms a lookup binds, one index per
+        # shape of lookup (which of s, p, o it binds), built when first asked
+        self._by: dict[tuple[bool, ...], dict[tuple, list[Quad]]] = {}
 
     def graph_size(self, g: Identifier) -> int:
         return self.ds.graph_size(g) - self._net.get(g, 0)
@@ -226,14 +224,16 @@ class Before:
                 for key, found in zip(keys, now)]
 
     def _deleted(self, key: tuple) -> list[Quad]:
-        """The deleted quads that answer ``key``, through the most selective
-        bound position."""
-        cands = self._removed
-        for i in (0, 2, 1):  # subject, object, predicate
-            if key[i + 1] is not None:
-                cands = self._by[i].get(key[i + 1], [])
-                break
-        return [q for q in cands if quad_matches(q, *key)]
+        """The deleted quads that answer ``key``: those with its bound terms
+        (one probe of the index of its shape), in its graph."""
+        shape = tuple(x is not None for x in key[1:])
+        index = self._by.get(shape)
+        if index is None:
+            index = self._by[shape] = defaultdict(list)
+            for q in self._removed:
+                index[tuple(x for x, bound in zip(q[1:], shape) if bound)].append(q)
+        found = index.get(tuple(x for x in key[1:] if x is not None), ())
+        return [q for q in found if quad_matches(q, *key)]
 
 
 def quad_matches(q: tuple, g: object, s: object, p: object, o: object) -> bool:

@@ -258,23 +258,26 @@ def test_a_mapping_several_changed_rows_reach_changes_once(migrated: str) -> Non
     engine.dispose()
 
 
-def test_a_change_jobs_claim_readies_delta_and_turns_jit_off_for_the_job_only(
+def test_a_change_jobs_claim_readies_delta_and_sets_its_plans_for_the_job_only(
         migrated: str) -> None:
     """The rendered statement runs without JIT, which compiles a statement
-    its size for seconds (note 88): a change job's claim turns it off for
-    the job's transaction and readies ΔG's table, empty, which staging
-    fills; the session's setting is back after it; a backfill's claim
-    leaves both alone."""
+    its size for seconds (note 88), and a batch's statements with generic
+    plans, not planned anew for each batch's values (note 145): a change
+    job's claim sets both for the job's transaction and readies ΔG's table,
+    empty, which staging fills; the session's settings are back after it;
+    a backfill's claim leaves them alone."""
+    settings = sa.text("SELECT current_setting('jit'), current_setting('plan_cache_mode')")
     engine = sa.create_engine(migrated)
     pod, consumer = setup(engine)
     with engine.begin() as c:
         view = register_view(c, consumer, "v", RENDERED["bgp-join"])  # queues its backfill
     with engine.connect() as c:
-        before = c.execute(sa.text("SHOW jit")).scalar()
+        before = tuple(c.execute(settings).one())
+        assert before[1] == "auto"
         c.commit()
         claimed = views_repo.claim_and_lock(c, "test")
         assert claimed is not None and claimed[0].kind == "backfill" and claimed[1] is not None
-        assert c.execute(sa.text("SHOW jit")).scalar() == before
+        assert tuple(c.execute(settings).one()) == before
         c.rollback()
     drain(engine)
     with engine.begin() as c:
@@ -283,11 +286,11 @@ def test_a_change_jobs_claim_readies_delta_and_turns_jit_off_for_the_job_only(
         claimed = views_repo.claim_and_lock(c, "test")
         assert claimed is not None and claimed[0].kind == "apply_changes"
         assert claimed[1].id == view and claimed[1].delta_ready
-        assert c.execute(sa.text("SHOW jit")).scalar() == "off"
+        assert tuple(c.execute(settings).one()) == ("off", "force_generic_plan")
         staged = rendered.stage(c, [pod], 0, claimed[1].upto, None)  # one triple inserted
         assert [(sign, n) for (_, sign), n in staged.items()] == [(1, 1)]
         c.commit()
-        assert c.execute(sa.text("SHOW jit")).scalar() == before
+        assert tuple(c.execute(settings).one()) == before
     engine.dispose()
 
 

@@ -233,3 +233,36 @@ def _row_held(engine: sa.Engine, pod: int, s: int, within: float = 3.0) -> bool:
             probe.rollback()
             time.sleep(0.05)
     return False
+
+
+def test_a_job_asks_the_pods_graph_each_lookup_once(migrated: str) -> None:
+    """A delta program probes the same keys again and again (a BGP's delta
+    joins all its patterns but one, once per pattern); within a job the
+    snapshot does not change, so a key answered before — with rows or
+    without — is answered again without a query, alike."""
+    from storage.codec import Codec
+    from storage.pods_graph import PodsGraph
+
+    engine = sa.create_engine(migrated)
+    with engine.begin() as c:
+        pod = _pod(c)
+        pods.put_resource(c, pod, "r", [t("a", "p", "b"), t("a", "p", "c"), t("b", "q", "a")])
+    sent: list[str] = []
+    sa.event.listen(engine, "before_cursor_execute",
+                    lambda conn, cursor, stmt, *rest: sent.append(stmt))
+    with engine.begin() as c:
+        graph = PodsGraph(c, Codec(c), [pod])
+        keys = [(None, URIRef(EX + "a"), URIRef(EX + "p"), None),
+                (None, URIRef(EX + "b"), URIRef(EX + "p"), None)]  # the second: no rows
+        first = graph.match_many(keys)
+        assert [sorted(map(str, (q[3] for q in quads))) for quads in first] == \
+            [[EX + "b", EX + "c"], []]
+        lookups = [s for s in sent if "pod_triples" in s]
+        assert len(lookups) == 1
+        again = graph.match_many([keys[1], keys[0], (None, None, URIRef(EX + "q"), None)])
+        assert again[:2] == [first[1], first[0]]
+        assert [q[1:] for q in again[2]] == [t("b", "q", "a")]
+        assert len([s for s in sent if "pod_triples" in s]) == 2  # the new key only
+        assert graph.match_many(keys) == first
+        assert len([s for s in sent if "pod_triples" in s]) == 2
+    engine.dispose()
