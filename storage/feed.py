@@ -83,16 +83,19 @@ def start(conn: Connection, view: int, root: str, seq: int) -> None:
 # by the index of each view's deltas by time (``at`` grows with seq: a
 # view's jobs run one at a time, each claimed as it starts, so the deltas
 # dropped are always the oldest and the floor moves past them).
-_RECORD = """
-WITH last AS (SELECT max(seq) AS seq FROM view_changes WHERE view_id = :v),
+# ``RECORDED``'s CTEs (``last``, ``head``, ``gone``, …) go into a job's
+# closing statement too (``storage.views_repo.close``), with ``COUNTED``
+# setting the view's feed columns in its one update of the view's row.
+RECORDED = """
+last AS (SELECT max(seq) AS seq FROM view_changes WHERE view_id = :v),
 c AS (DELETE FROM pg_temp.feed_captured WHERE :s > coalesce((SELECT seq FROM last), -1)
   RETURNING vars, ids, k),
-moved AS (SELECT vars, ids, sum(k) AS k FROM c GROUP BY vars, ids HAVING sum(k) <> 0),
+netted AS (SELECT vars, ids, sum(k) AS k FROM c GROUP BY vars, ids HAVING sum(k) <> 0),
 net AS (
-  SELECT (SELECT coalesce(jsonb_object_agg(v.name, moved.ids[v.i]), '{}'::jsonb)
-          FROM jsonb_array_elements_text(CAST(moved.vars AS jsonb)) WITH ORDINALITY
-               AS v(name, i)) AS binding, moved.k
-  FROM moved),
+  SELECT (SELECT coalesce(jsonb_object_agg(v.name, netted.ids[v.i]), '{}'::jsonb)
+          FROM jsonb_array_elements_text(CAST(netted.vars AS jsonb)) WITH ORDINALITY
+               AS v(name, i)) AS binding, netted.k
+  FROM netted),
 head AS (INSERT INTO view_changes (view_id, seq, added, removed)
   SELECT :v, :s, coalesce(sum(k) FILTER (WHERE k > 0), 0), coalesce(-sum(k) FILTER (WHERE k < 0), 0)
   FROM net HAVING count(*) > 0 RETURNING added, removed),
@@ -104,13 +107,19 @@ cut AS (SELECT ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
   || ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
            AND at < now() - make_interval(secs => :age)) AS seqs),
 gone AS (DELETE FROM view_changes WHERE view_id = :v
-  AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])) RETURNING seq),
-counted AS (UPDATE views SET feed_floor = greatest(feed_floor, (SELECT max(seq) FROM gone)),
-  feed_deltas = feed_deltas + (SELECT count(*) FROM head) - (SELECT count(*) FROM gone)
-  WHERE id = :v AND (EXISTS (SELECT FROM head) OR EXISTS (SELECT FROM gone)))
-SELECT (SELECT seq FROM last) AS last, (SELECT added FROM head) AS added,
-  (SELECT removed FROM head) AS removed
-"""
+  AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])) RETURNING seq)"""
+COUNTED = ("feed_floor = greatest(feed_floor, (SELECT max(seq) FROM gone)), "
+           "feed_deltas = feed_deltas + (SELECT count(*) FROM head) - (SELECT count(*) FROM gone)")
+RECORD_RESULT = ("(SELECT seq FROM last) AS last, (SELECT added FROM head) AS added, "
+                 "(SELECT removed FROM head) AS removed")
+_RECORD = (f"WITH {RECORDED}, counted AS (UPDATE views SET {COUNTED} "
+           "WHERE id = :v AND (EXISTS (SELECT FROM head) OR EXISTS (SELECT FROM gone))) "
+           f"SELECT {RECORD_RESULT}")
+
+
+def parameters(view: int, seq: int, retention: Retention) -> dict[str, object]:
+    """``RECORDED``'s parameters."""
+    return {"v": view, "s": seq, "age": retention.seconds, "keep": max(retention.changes, 1)}
 
 
 def record(conn: Connection, view: int, seq: int, retention: Retention) -> tuple[int, int]:
@@ -123,13 +132,20 @@ def record(conn: Connection, view: int, seq: int, retention: Retention) -> tuple
     changes to record is at a later position. The one exception is a
     rebuild whose new plan gives other results (a fixed bug) at the
     position of the last delta: the feed then restarts at ``seq``."""
-    keys = {"v": view, "s": seq, "age": retention.seconds, "keep": max(retention.changes, 1)}
-    found = driver.one(conn, _RECORD, keys)
+    return recorded(conn, view, seq, retention,
+                    driver.one(conn, _RECORD, parameters(view, seq, retention)))
+
+
+def recorded(conn: Connection, view: int, seq: int, retention: Retention, found: Row
+             ) -> tuple[int, int]:
+    """``record``'s outcome from the row of a statement with ``RECORDED``
+    (``RECORD_RESULT``'s columns): where ``seq`` was not after the view's
+    last delta, nothing was consumed, and the feed restarts at ``seq``."""
     if found.last is not None and seq <= found.last:
         if not conn.execute(text("SELECT EXISTS (SELECT 1 FROM pg_temp.feed_captured)")).scalar():
             return 0, 0
         compact(conn, view, int(found.last), floor=seq)
-        found = driver.one(conn, _RECORD, keys)
+        found = driver.one(conn, _RECORD, parameters(view, seq, retention))
     return (int(found.added or 0), int(found.removed or 0))
 
 

@@ -99,19 +99,28 @@ def claiming(worker: str, kinds: tuple[str, ...] | None = None) -> dict[str, Any
     return {"kinds": list(kinds) if kinds else None, "worker": worker}
 
 
-_FINISH = ("WITH done AS (UPDATE jobs SET status = 'done', last_error = NULL, updated_at = now(), "
-           "payload = payload || jsonb_build_object('executor', CAST(:executor AS text), "
-           "'triples', CAST(:triples AS bigint)) "
-           "WHERE id = :id RETURNING view_id) "
-           "SELECT pg_notify(:channel, CAST(view_id AS text)) FROM done WHERE view_id IS NOT NULL")
+# The job :id done, with the executor that did it and its work in triples,
+# as the CTE ``done``; ``NOTIFIED`` tells readers waiting on its view
+# (delivered at commit). Both go into a change job's closing statement too
+# (``storage.views_repo.close``).
+FINISHED = ("done AS (UPDATE jobs SET status = 'done', last_error = NULL, updated_at = now(), "
+            "payload = payload || jsonb_build_object('executor', CAST(:executor AS text), "
+            "'triples', CAST(:triples AS bigint)) "
+            "WHERE id = :id RETURNING view_id)")
+NOTIFIED = "SELECT pg_notify(:channel, CAST(view_id AS text)) FROM done WHERE view_id IS NOT NULL"
+_FINISH = f"WITH {FINISHED} {NOTIFIED}"
+
+
+def finishing(job: Job, executor: str | None, triples: int | None) -> dict[str, Any]:
+    """The parameters of ``FINISHED`` and ``NOTIFIED``."""
+    return {"id": job.id, "channel": VIEWS_CHANNEL, "executor": executor, "triples": triples}
 
 
 def finish(conn: Connection, job: Job, executor: str | None = None,
            triples: int | None = None) -> None:
     """Mark the job done, in the transaction that did its work, with the
     executor that did it and its work in triples (kept in its payload)."""
-    driver.rows(conn, _FINISH, {"id": job.id, "channel": VIEWS_CHANNEL, "executor": executor,
-                                "triples": triples})
+    driver.rows(conn, _FINISH, finishing(job, executor, triples))
 
 
 def _ended(conn: Connection, job: Job) -> None:

@@ -8,9 +8,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, text
 
-from storage import driver, krel, queue
+from storage import driver, feed, krel, queue
 from storage.consents import CONSENTED, READABLE, UNSETTLED
-from storage.feed import capture_call as feed_capture
 
 
 def create_view(conn: Connection, consumer: int, name: str, query: str,
@@ -46,7 +45,7 @@ _CLAIM_AND_LOCK = (
     "j.payload AS job_payload, j.attempts AS job_attempts, "
     "j.max_attempts AS job_max_attempts, v.* FROM j LEFT JOIN LATERAL ("
     f"SELECT {_COLUMNS}, (CASE WHEN v.plan_fingerprint IS NOT NULL THEN "
-    f" {feed_capture('v.id', 'v.root_node')} END) IS NOT NULL AS captured, "
+    f" {feed.capture_call('v.id', 'v.root_node')} END) IS NOT NULL AS captured, "
     " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
     f" ARRAY({_READABLE}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
     " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
@@ -100,14 +99,6 @@ def built(conn: Connection, view: int, watermark: int, fingerprint: str, root: s
          "rows": rows})
 
 
-def grow(conn: Connection, view: int, rows: int) -> int:
-    """The view's state holds ``rows`` more rows (fewer: negative); how many
-    it holds now."""
-    return int(conn.execute(text(
-        "UPDATE views SET state_rows = state_rows + :n WHERE id = :v RETURNING state_rows"),
-        {"n": rows, "v": view}).scalar_one())
-
-
 def count_views(conn: Connection, consumer: int) -> int:
     return int(conn.execute(text("SELECT count(*) FROM views WHERE consumer_id = :c"),
                             {"c": consumer}).scalar_one())
@@ -148,23 +139,47 @@ def unchecked(conn: Connection, engine: str) -> list[Row]:
         "AND plan_engine IS DISTINCT FROM :e ORDER BY id"), {"e": engine}).all())
 
 
-def advance(conn: Connection, view: int, status: str, upto: int, grown: int = 0) -> int:
-    """The view's watermark moves to ``upto`` and its state holds ``grown``
-    more rows; its queued change jobs that this covers are done too
-    ("coalesced"). One statement; the rows its state holds now. The covered
-    jobs are gathered once (an array), then updated by id: as ``IN`` they
-    were a semi-join the planner, told the queue is small, re-scanned once
-    per job row (design note 142)."""
-    return int(driver.one(conn, (
-        "WITH moved AS (UPDATE views SET status = :s, watermark = :u, "
-        "state_rows = state_rows + :n WHERE id = :v RETURNING state_rows), "
-        "done AS (UPDATE jobs SET status = 'done', updated_at = now(), "
-        "payload = payload || CAST('{\"executor\": \"coalesced\"}' AS jsonb) WHERE id = ANY(ARRAY("
-        " SELECT id FROM jobs WHERE view_id = :v AND kind = 'apply_changes' "
-        " AND status = 'queued' AND CAST(payload->>'seq' AS bigint) <= :u "
-        " FOR NO KEY UPDATE SKIP LOCKED))) "
-        "SELECT state_rows FROM moved"),
-        {"s": status, "v": view, "u": upto, "n": grown}).state_rows)
+# The view's queued change jobs its watermark now covers, done too
+# ("coalesced"): gathered once (an array), then updated by id — as ``IN``
+# they were a semi-join the planner, told the queue is small, re-scanned once
+# per job row (design note 142).
+_COVERED = ("covered AS (UPDATE jobs SET status = 'done', updated_at = now(), "
+            "payload = payload || CAST('{\"executor\": \"coalesced\"}' AS jsonb) "
+            "WHERE id = ANY(ARRAY(SELECT id FROM jobs WHERE view_id = :v "
+            " AND kind = 'apply_changes' AND status = 'queued' "
+            " AND CAST(payload->>'seq' AS bigint) <= :u FOR NO KEY UPDATE SKIP LOCKED)))")
+
+
+def _closing(fed: bool) -> str:
+    unfed = "NULL AS last, NULL AS added, NULL AS removed"
+    feed_ctes, counted, result = ((f"{feed.RECORDED}, ", f", {feed.COUNTED}", feed.RECORD_RESULT)
+                                  if fed else ("", "", unfed))
+    return (f"WITH {feed_ctes}{queue.FINISHED}, {_COVERED}, "
+            "moved AS (UPDATE views SET watermark = greatest(watermark, :u), "
+            f"state_rows = state_rows + :n{counted} WHERE id = :v RETURNING state_rows) "
+            f"SELECT (SELECT state_rows FROM moved) AS state_rows, {result}, "
+            f"({queue.NOTIFIED}) AS notified")
+
+
+_CLOSE = {fed: _closing(fed) for fed in (False, True)}
+
+
+def close(conn: Connection, job: queue.Job, view: int, upto: int, grown: int,
+          outcome: tuple[str | None, int | None], recording: tuple[int, feed.Retention] | None
+          ) -> Row:
+    """A job's end in one statement (design note 146): the view's watermark
+    moved to ``upto`` (never back) and its state ``grown`` rows larger,
+    its queued change jobs this covers done ("coalesced"), the job done
+    with ``outcome`` (the executor that did its work, its size in triples)
+    and readers waiting on the view told; with ``recording`` (the position
+    and retention of the view's feed), ΔV captured in the transaction
+    recorded in the feed as ``feed.record`` does. The row: the rows the
+    state holds now, and ``feed.RECORD_RESULT``'s columns for
+    ``feed.recorded``."""
+    seq, retention = recording if recording is not None else (upto, feed.Retention())
+    return driver.one(conn, _CLOSE[recording is not None], {
+        **feed.parameters(view, seq, retention), **queue.finishing(job, *outcome),
+        "u": upto, "n": grown})
 
 
 def place(conn: Connection, view: int, placement: str) -> None:

@@ -72,6 +72,7 @@ class Run:
     limits: Limits
     base: str = DEFAULT_BASE  # resource IRIs: the names of the documents' graphs
     spec: Spec = field(default_factory=Spec)  # the dataset the view's query reads (FROM, FROM NAMED, GRAPH)
+    moved: list[int] = field(default_factory=list)  # the view brought to upto: its state's growth
 
     @property
     def documents(self) -> bool:
@@ -112,8 +113,7 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
                 raise ValueError(f"the {job.kind} job {job.id} names no view")
             if row is None:
                 raise Busy()
-            executor, triples = run(conn, job, row, router, limits, base)
-            queue.finish(conn, job, executor, triples)
+            run(conn, job, row, router, limits, base)
             conn.commit()
             return True
         except Busy:
@@ -130,10 +130,11 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
 def run(conn: Connection, job: queue.Job, row: Row, router: Router, limits: Limits,
         base: str = DEFAULT_BASE) -> Outcome:
     """Run the job on its view's row, locked with what the job reads next
-    (``views_repo.claim_and_lock``): the executor that did the work ("sql",
-    "spark", or "none") and the job's work in triples (None when it did
-    none). The view's ΔV is recorded in its change feed at the position the
-    job brought it to (``storage.feed``), whichever executor computed it; a
+    (``views_repo.claim_and_lock``), and end it (``views_repo.close``):
+    done, with the executor that did the work ("sql", "spark", or "none")
+    and its work in triples (None when it did none), which are returned.
+    The view's ΔV is recorded in its change feed at the position the job
+    brought it to (``storage.feed``), whichever executor computed it; a
     view's first backfill starts the feed instead."""
     c = compiled(row.query)
     r = Run(conn, job, row, c.plan, router, limits, base, view_spec(c, row))
@@ -152,8 +153,14 @@ def run(conn: Connection, job: queue.Job, row: Row, router: Router, limits: Limi
         views_repo.place(conn, row.id, where)
     if row.target_pod is not None:  # a CONSTRUCT view's graph into the resource it names
         derived.write_back(conn, row.id)
-    if fed:
-        feed.record(conn, row.id, r.upto, limits.retention)
+    grown = sum(r.moved)
+    recording = (r.upto, limits.retention) if fed else None
+    closed = views_repo.close(conn, job, row.id, r.upto if r.moved else int(row.watermark),
+                              grown, outcome, recording)
+    if recording is not None:
+        feed.recorded(conn, row.id, *recording, closed)
+    if grown > 0:
+        _within_limits(r, int(closed.state_rows))
     return outcome
 
 
@@ -295,16 +302,9 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
 
 
 def _moved(r: Run, grown: int) -> None:
-    """The view brought to ``upto`` with ``grown`` more stored rows, within
-    its limits: one statement, none when neither moved."""
-    if r.upto > r.view.watermark:
-        rows = views_repo.advance(r.conn, r.view.id, r.view.status, r.upto, grown)
-    elif grown:
-        rows = views_repo.grow(r.conn, r.view.id, grown)
-    else:
-        return
-    if grown > 0:
-        _within_limits(r, rows)
+    """The view brought to ``upto`` with ``grown`` more stored rows: written
+    when the job ends (``views_repo.close``), its limits checked then."""
+    r.moved.append(grown)
 
 
 def unrendered(r: Run) -> str | None:
