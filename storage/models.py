@@ -204,6 +204,8 @@ class View(Base):
     plan_engine: Mapped[str | None] = mapped_column(String(64))
     status_note: Mapped[str | None] = mapped_column(Text)  # why it is (re)building or failed
     state_rows: Mapped[int] = mapped_column(BigInteger, server_default="0")  # rows it stores
+    # its results' solutions with their multiplicity (NULL: not built since migration 0024)
+    solutions: Mapped[int | None] = mapped_column(BigInteger)
     # the oldest change-feed position a consumer may resume from (storage.feed)
     feed_floor: Mapped[int] = mapped_column(BigInteger, server_default="0")
     # the deltas its feed holds (view_changes rows): retention's count (migration 0021)

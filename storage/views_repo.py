@@ -27,7 +27,7 @@ def create_view(conn: Connection, consumer: int, name: str, query: str,
 
 _COLUMNS = ("v.id, v.consumer_id, v.name, v.query, v.status, v.watermark, v.created_at, "
             "v.predicates, v.plan_fingerprint, v.root_node, v.plan_engine, v.status_note, "
-            "v.state_rows, v.target_pod, v.target_path, v.placement")
+            "v.state_rows, v.target_pod, v.target_path, v.placement, v.solutions")
 
 
 # The changed triples of the pods a ready view reads after its watermark,
@@ -91,12 +91,13 @@ def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
 def built(conn: Connection, view: int, watermark: int, fingerprint: str, root: str,
           engine: str, note: str | None, rows: int) -> None:
     """The view's state is its plan's, complete at ``watermark``, ``rows``
-    rows: ready."""
+    rows: ready; its solutions counted from its root's tables."""
     conn.execute(text(
         "UPDATE views SET status = 'ready', watermark = :w, plan_fingerprint = :f, "
-        "root_node = :r, plan_engine = :e, status_note = :n, state_rows = :rows WHERE id = :v"),
+        "root_node = :r, plan_engine = :e, status_note = :n, state_rows = :rows, "
+        "solutions = :sol WHERE id = :v"),
         {"w": watermark, "f": fingerprint, "r": root, "e": engine, "n": note, "v": view,
-         "rows": rows})
+         "rows": rows, "sol": krel.total(conn, view, root)})
 
 
 def count_views(conn: Connection, consumer: int) -> int:
@@ -154,9 +155,12 @@ def _closing(fed: bool) -> str:
     unfed = "NULL AS last, NULL AS added, NULL AS removed"
     feed_ctes, counted, result = ((f"{feed.RECORDED}, ", f", {feed.COUNTED}", feed.RECORD_RESULT)
                                   if fed else ("", "", unfed))
+    solutions = (", solutions = solutions + CASE WHEN :built THEN 0 ELSE "
+                 "(SELECT coalesce(sum(k), 0) FROM netted) END" if fed else "")
     return (f"WITH {feed_ctes}{queue.FINISHED}, {_COVERED}, "
             "moved AS (UPDATE views SET watermark = greatest(watermark, :u), "
-            f"state_rows = state_rows + :n{counted} WHERE id = :v RETURNING state_rows) "
+            f"state_rows = state_rows + :n{counted}{solutions} WHERE id = :v "
+            "RETURNING state_rows) "
             f"SELECT (SELECT state_rows FROM moved) AS state_rows, {result}, "
             f"({queue.NOTIFIED}) AS notified")
 
@@ -165,21 +169,23 @@ _CLOSE = {fed: _closing(fed) for fed in (False, True)}
 
 
 def close(conn: Connection, job: queue.Job, view: int, upto: int, grown: int,
-          outcome: tuple[str | None, int | None], recording: tuple[int, feed.Retention] | None
-          ) -> Row:
+          outcome: tuple[str | None, int | None], recording: tuple[int, feed.Retention] | None,
+          built: bool = False) -> Row:
     """A job's end in one statement (design note 146): the view's watermark
     moved to ``upto`` (never back) and its state ``grown`` rows larger,
     its queued change jobs this covers done ("coalesced"), the job done
     with ``outcome`` (the executor that did its work, its size in triples)
     and readers waiting on the view told; with ``recording`` (the position
     and retention of the view's feed), ΔV captured in the transaction
-    recorded in the feed as ``feed.record`` does. The row: the rows the
+    recorded in the feed as ``feed.record`` does, and the view's solutions
+    moved by it — unless the job ``built`` the state (``built`` counted
+    them). The row: the rows the
     state holds now, and ``feed.RECORD_RESULT``'s columns for
     ``feed.recorded``."""
     seq, retention = recording if recording is not None else (upto, feed.Retention())
     return driver.one(conn, _CLOSE[recording is not None], {
         **feed.parameters(view, seq, retention), **queue.finishing(job, *outcome),
-        "u": upto, "n": grown})
+        "u": upto, "n": grown, "built": built})
 
 
 def place(conn: Connection, view: int, placement: str) -> None:

@@ -343,6 +343,28 @@ def _collect(rows: Iterable[tuple[dict, int]]) -> KSet:
 # ------------------------------------------------------------ BGP outputs
 
 
+class _Unstored:
+    """The output of a node whose old value no rule reads (``Plan.stored``):
+    its changes flow to its parents only, and nothing reads it."""
+
+    def get_many(self, ms: Iterable[Mu]) -> dict[Mu, int]:
+        raise AssertionError("an unstored node's output was read")
+
+    def compatible_many(self, probes: Sequence[Mapping[str, Identifier]],
+                        require_shared: bool = False) -> list[list[tuple[Mu, int]]]:
+        raise AssertionError("an unstored node's output was read")
+
+    @property
+    def rows(self) -> KSet:
+        raise AssertionError("an unstored node's output was read")
+
+    def apply(self, delta: KSet) -> int:
+        return 0
+
+
+_UNSTORED = _Unstored()
+
+
 class VirtualBGP:
     """A BGP's output, never stored: every read evaluates the BGP through the
     indexed dataset, as Theorem 4.3 already reads its inputs. While a batch
@@ -424,11 +446,12 @@ class Maintainer:
         for n in plan.nodes:
             if plan.stored(n):
                 self.state[n.id] = relations(n) if relations is not None else KRel()
-            else:
-                assert isinstance(n, P.Scan)
+            elif isinstance(n, P.Scan):
                 v = VirtualBGP(n.triples, ds)
                 self.virtual.append(v)
                 self.state[n.id] = v
+            else:
+                self.state[n.id] = _UNSTORED
         if backfill:
             self._backfill(progress)
 

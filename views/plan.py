@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -39,7 +40,7 @@ from views.normalize import normalize
 # The version of the node rules and of the term semantics they use. Bump it
 # when a change makes stored state computed by earlier code wrong (a rule's
 # output or the identity of terms changes): every view is then rebuilt.
-SEMANTICS = 2
+SEMANTICS = 3  # 3: only the outputs some rule reads are stored (design note 147)
 
 
 # ------------------------------------------------------------------ nodes
@@ -300,9 +301,18 @@ class Plan:
         return "\n".join(lines)
 
     def stored(self, n: Node) -> bool:
-        """Whether ``n``'s output is stored: every node but a BGP below the
-        root (read through the indexed data instead, design note 1)."""
-        return not isinstance(n, Scan) or n is self.root
+        """Whether ``n``'s output is stored: the root's (the view's results),
+        and that of every node but a BGP (read through the indexed data
+        instead, design note 1) whose output before a batch some rule reads
+        (``reads_before``). The others' changes only flow to their parents
+        (design note 147)."""
+        return n.id in self._kept
+
+    @functools.cached_property
+    def _kept(self) -> frozenset[str]:
+        read = {m.id for n in self.nodes for m in reads_before(n)}
+        return frozenset(n.id for n in self.nodes
+                         if n is self.root or (n.id in read and not isinstance(n, Scan)))
 
     def parents(self) -> dict[str, int]:
         """How many nodes read each node's output (by id)."""
@@ -311,6 +321,28 @@ class Plan:
             for c in n.children:
                 count[c.id] = count.get(c.id, 0) + 1
         return count
+
+
+def reads_before(n: Node) -> tuple[Node, ...]:
+    """The nodes whose output before a batch ``n``'s rule reads (its
+    children's, its own): a join's both sides (ΔP1 ⋈ P2, P1 ⋈ ΔP2), a
+    difference's both sides and its own (Theorem 4.6), a DISTINCT's and a
+    group's input (a support, a group's members), a map with EXISTS its
+    input (the mappings whose EXISTS ΔG may flip), a closure its edges and
+    its own. A union, a projection and a map without EXISTS read their
+    children's deltas only."""
+    match n:
+        case Join():
+            return (n.left, n.right)
+        case Diff():
+            return (n.left, n.right, n)
+        case Filter() | Extend():
+            return (n.child,) if A.has_exists(n.expr) else ()
+        case Distinct() | Group():
+            return (n.child,)
+        case Closure():
+            return (n.child, n)
+    return ()
 
 
 def plan_of(pattern: A.Pattern) -> Plan:

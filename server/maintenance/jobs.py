@@ -142,8 +142,9 @@ def run(conn: Connection, job: queue.Job, row: Row, router: Router, limits: Limi
     fed = row.captured  # the view has had a state: it has a feed, its capture on (the lock's)
     if fed and r.plan.root.id != row.root_node:
         feed.capture(conn, row.id, r.plan.root.id)  # a new plan: its root's new tables watched
+    built = kind is JobKind.BACKFILL
     if kind is not JobKind.BACKFILL and row.plan_fingerprint not in (None, r.plan.fingerprint):
-        outcome = backfill(r)  # the plan changed under the view: rebuilt, never maintained
+        outcome, built = backfill(r), True  # the plan changed under the view: rebuilt, never maintained
     elif kind is not JobKind.BACKFILL and row.status in ("backfilling", "rebuilding"):
         outcome = "none", None  # the backfill will see the data and consents as they are then
     else:
@@ -156,7 +157,7 @@ def run(conn: Connection, job: queue.Job, row: Row, router: Router, limits: Limi
     grown = sum(r.moved)
     recording = (r.upto, limits.retention) if fed else None
     closed = views_repo.close(conn, job, row.id, r.upto if r.moved else int(row.watermark),
-                              grown, outcome, recording)
+                              grown, outcome, recording, built)
     if recording is not None:
         feed.recorded(conn, row.id, *recording, closed)
     if grown > 0:
@@ -317,9 +318,10 @@ def unrendered(r: Run) -> str | None:
     why = rendered.unrendered(r.plan)
     if why is not None:
         return f"a node SQL does not render: {why}"
-    if not r.router.render and int(r.view.state_rows) < r.router.render_from_rows:
-        return (f"its state holds fewer than {r.router.render_from_rows:,} rows "
-                "(PODVIEWS_SQL_RENDER_FROM_ROWS)")
+    if not r.router.render and max(int(r.view.state_rows), int(r.view.solutions or 0)) \
+            < r.router.render_from_rows:
+        return (f"its state and its solutions hold fewer than {r.router.render_from_rows:,} "
+                "rows (PODVIEWS_SQL_RENDER_FROM_ROWS)")
     return None
 
 
