@@ -20,7 +20,7 @@ class Router:
     threshold: int = 100_000
     spark: SparkConfig = field(default_factory=SparkConfig)
     render: bool = False  # on SQL, batches of plans that render run as one statement
-    # ... or those of views whose state holds at least this many rows (0: none by size):
+    # ... or those of views whose state or solutions hold at least this many rows (0: none by size):
     # a small state's batches cost less through the interpreter (design note 118)
     render_from_rows: int = 0
     # on Spark, a batch whose ΔG is under this fraction of the view's input graph runs
