@@ -289,16 +289,25 @@ class Plan:
 
     def explain(self) -> str:
         """The maintenance plan in words, one node a line (indented under
-        its parent)."""
+        its parent), each with what is kept of its output (``stored``)."""
         lines: list[str] = []
 
         def walk(n: Node, depth: int) -> None:
-            lines.append("  " * depth + n.describe())
+            lines.append("  " * depth + f"{n.describe()} [{self._keeps(n)}]")
             for c in n.children:
                 walk(c, depth + 1)
 
         walk(self.root, 0)
         return "\n".join(lines)
+
+    def _keeps(self, n: Node) -> str:
+        if n is self.root:
+            return "stored: the view's results"
+        if self.stored(n):
+            return "stored"
+        if isinstance(n, Scan):
+            return "read through the data"
+        return "not stored: no rule reads it as it was"
 
     def stored(self, n: Node) -> bool:
         """Whether ``n``'s output is stored: the root's (the view's results),
