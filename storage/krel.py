@@ -133,13 +133,6 @@ def count(conn: Connection, node_tables: NodeTables) -> int:
                for name, _ in node_tables.values())
 
 
-def total(conn: Connection, view: int, node: str) -> int:
-    """The sum of a node's annotations: its solutions, with their
-    multiplicity."""
-    return sum(int(conn.execute(text(f'SELECT coalesce(sum(k), 0) FROM "{name}"')).scalar_one())
-               for name, _ in tables(conn, view).get(node, {}).values())
-
-
 def size(conn: Connection, view: int) -> int:
     """Rows in all the view's tables: its stored state."""
     return sum(int(conn.execute(text(f'SELECT count(*) FROM "{name}"')).scalar_one())

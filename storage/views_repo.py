@@ -97,7 +97,7 @@ def built(conn: Connection, view: int, watermark: int, fingerprint: str, root: s
         "root_node = :r, plan_engine = :e, status_note = :n, state_rows = :rows, "
         "solutions = :sol WHERE id = :v"),
         {"w": watermark, "f": fingerprint, "r": root, "e": engine, "n": note, "v": view,
-         "rows": rows, "sol": krel.total(conn, view, root)})
+         "rows": rows, "sol": krel.count(conn, krel.tables(conn, view).get(root, {}))})
 
 
 def count_views(conn: Connection, consumer: int) -> int:
@@ -179,13 +179,13 @@ def close(conn: Connection, job: queue.Job, view: int, upto: int, grown: int,
     and retention of the view's feed), ΔV captured in the transaction
     recorded in the feed as ``feed.record`` does, and the view's solutions
     moved by it — unless the job ``built`` the state (``built`` counted
-    them). The row: the rows the
-    state holds now, and ``feed.RECORD_RESULT``'s columns for
-    ``feed.recorded``."""
-    seq, retention = recording if recording is not None else (upto, feed.Retention())
-    return driver.one(conn, _CLOSE[recording is not None], {
-        **feed.parameters(view, seq, retention), **queue.finishing(job, *outcome),
-        "u": upto, "n": grown, "built": built})
+    them). The row: the rows the state holds now, and
+    ``feed.RECORD_RESULT``'s columns for ``feed.recorded``."""
+    params = {**queue.finishing(job, *outcome), "v": view, "u": upto, "n": grown,
+              "built": built}
+    if recording is not None:
+        params.update(feed.parameters(view, *recording))
+    return driver.one(conn, _CLOSE[recording is not None], params)
 
 
 def place(conn: Connection, view: int, placement: str) -> None:
