@@ -102,6 +102,25 @@ def _write(engine: sa.Engine, pod: int, rng: random.Random) -> None:
         pods.put_resource(c, pod, rng.choice(["r1", "r2"]), triples)
 
 
+def test_only_the_deltas_a_rule_reads_by_mapping_are_summed() -> None:
+    """A delta is summed to one row per mapping where it is stored or a rule
+    reads it mapping by mapping; a projection, a union or a filter takes its
+    child's rows as they are (the statement's results: every view above
+    equal to scratch)."""
+    def summed(q: str) -> list[str]:
+        plan = compile_query(q).plan
+        return [type(n).__name__ for n in plan.nodes if n.id in R.summing(plan)]
+
+    assert summed(RENDERED["path-filter"]) == ["Project"]  # the root: scan, filter not
+    assert summed(RENDERED["union"]) == ["Project"]
+    # an OPTIONAL: a join's sides, the difference (stored), not the join or the union
+    assert summed(RENDERED["optional"]) == ["Scan", "Scan", "Diff", "Project"]
+    assert summed(RENDERED["minus"]) == ["Union", "Scan", "Diff", "Project"]  # both sides
+    assert summed(RENDERED["project-distinct"]) == ["Scan", "Scan", "Diff", "Project",
+                                                     "Distinct"]
+    assert summed(RENDERED["count-group"]) == ["Scan", "Project"]  # a group's input
+
+
 def test_rendered_views_equal_scratch(migrated: str, pod_count: int = 2) -> None:
     engine = sa.create_engine(migrated)
     with engine.begin() as c:
@@ -264,9 +283,11 @@ def test_a_change_jobs_claim_readies_delta_and_sets_its_plans_for_the_job_only(
     its size for seconds (note 88), and a batch's statements with generic
     plans, not planned anew for each batch's values (note 145): a change
     job's claim sets both for the job's transaction and readies ΔG's table,
-    empty, which staging fills; the session's settings are back after it;
-    a backfill's claim leaves them alone."""
-    settings = sa.text("SELECT current_setting('jit'), current_setting('plan_cache_mode')")
+    empty, which staging fills, and after which the job's joins are planned
+    in their written order (note 148); the session's settings are back
+    after it; a backfill's claim leaves them alone."""
+    settings = sa.text("SELECT current_setting('jit'), current_setting('plan_cache_mode'), "
+                       "current_setting('join_collapse_limit')")
     engine = sa.create_engine(migrated)
     pod, consumer = setup(engine)
     with engine.begin() as c:
@@ -286,9 +307,10 @@ def test_a_change_jobs_claim_readies_delta_and_sets_its_plans_for_the_job_only(
         claimed = views_repo.claim_and_lock(c, "test")
         assert claimed is not None and claimed[0].kind == "apply_changes"
         assert claimed[1].id == view and claimed[1].delta_ready
-        assert tuple(c.execute(settings).one()) == ("off", "force_generic_plan")
+        assert tuple(c.execute(settings).one()) == ("off", "force_generic_plan", before[2])
         staged = rendered.stage(c, [pod], 0, claimed[1].upto, None)  # one triple inserted
         assert [(sign, n) for (_, sign), n in staged.items()] == [(1, 1)]
+        assert tuple(c.execute(settings).one()) == ("off", "force_generic_plan", "1")
         c.commit()
         assert tuple(c.execute(settings).one()) == before
     engine.dispose()

@@ -22,8 +22,12 @@ SQL = "sql"
 # statement, note 127); larger batches are planned for their own ΔG
 PREPARED_UPTO = 1_000
 
+# ΔG staged; and the rest of the job's transaction plans the joins of its
+# statements in their written order (design note 148): every term of the
+# rendered statement starts from ΔG and follows the data (``render.connected``)
 _STAGED = (f"WITH ins AS (INSERT INTO {R.DG} (s, p, o, sign) {changes.DELTA_G} "
-           "RETURNING p, sign) SELECT p, sign, count(*) FROM ins GROUP BY p, sign")
+           "RETURNING p, sign), ordered AS (SELECT set_config('join_collapse_limit', '1', "
+           "true)) SELECT p, sign, count(*) FROM ins, ordered GROUP BY p, sign")
 
 
 @functools.lru_cache(maxsize=1024)
