@@ -69,6 +69,9 @@ RENDERED = {
     "count-having": P + "SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ?p ?y } GROUP BY ?x "
                         "HAVING (COUNT(*) > 1)",
     "count-two-keys": P + "SELECT ?x ?p (COUNT(?y) AS ?n) WHERE { ?x ?p ?y } GROUP BY ?x ?p",
+    # a BGP of 10 patterns: its terms' joins planned in their written order (note 148)
+    "ten-patterns": P + "SELECT ?x ?y WHERE { ?x :p ?y . "
+                        + " ".join(f"?x ?p{i} ?y ." for i in range(9)) + " }",
     # a MINUS whose right side has several schemas (W3C negation/full-minuend)
     "minus-optionals": P + "SELECT * WHERE { ?a :p ?b . ?a :q ?c "
                            "MINUS { ?d :r :a OPTIONAL { ?d :p ?b } OPTIONAL { ?d :q ?c } } }",

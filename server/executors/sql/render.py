@@ -35,8 +35,8 @@ from views import plan as P
 DG = "pv_dg"  # ΔG of the batch, (s, p, o, sign): the statement's first CTE
 PODS = "CAST(:pods AS bigint[])"
 NULL = "CAST(NULL AS bigint)"  # an unbound variable's column (Postgres and Spark SQL alike)
-# Larger BGPs stay on the interpreter: their statements plan slowly (design note 88)
-MAX_PATTERNS = 8
+# Larger BGPs stay on the interpreter: their statements plan slowly (design notes 88, 148)
+MAX_PATTERNS = 16
 
 
 @dataclass
