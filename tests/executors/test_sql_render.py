@@ -287,10 +287,12 @@ def test_a_change_jobs_claim_readies_delta_and_sets_its_plans_for_the_job_only(
     plans, not planned anew for each batch's values (note 145): a change
     job's claim sets both for the job's transaction and readies ΔG's table,
     empty, which staging fills, and after which the job's joins are planned
-    in their written order (note 148); the session's settings are back
-    after it; a backfill's claim leaves them alone."""
+    in their written order; its commit does not wait for the disk (its
+    writes are derived: note 148); the session's settings are back after
+    it; a backfill's claim leaves them alone."""
     settings = sa.text("SELECT current_setting('jit'), current_setting('plan_cache_mode'), "
-                       "current_setting('join_collapse_limit')")
+                       "current_setting('join_collapse_limit'), "
+                       "current_setting('synchronous_commit')")
     engine = sa.create_engine(migrated)
     pod, consumer = setup(engine)
     with engine.begin() as c:
@@ -298,6 +300,8 @@ def test_a_change_jobs_claim_readies_delta_and_sets_its_plans_for_the_job_only(
     with engine.connect() as c:
         before = tuple(c.execute(settings).one())
         assert before[1] == "auto"
+        c.execute(sa.text("SET synchronous_commit = on"))  # as a deployment's (the tests' is off)
+        before = tuple(c.execute(settings).one())
         c.commit()
         claimed = views_repo.claim_and_lock(c, "test")
         assert claimed is not None and claimed[0].kind == "backfill" and claimed[1] is not None
@@ -307,13 +311,15 @@ def test_a_change_jobs_claim_readies_delta_and_sets_its_plans_for_the_job_only(
     with engine.begin() as c:
         pods.put_resource(c, pod, "r", {(URIRef(EX + "a"), URIRef(EX + "p"), URIRef(EX + "b"))})
     with engine.connect() as c:
+        c.execute(sa.text("SET synchronous_commit = on"))
+        c.commit()
         claimed = views_repo.claim_and_lock(c, "test")
         assert claimed is not None and claimed[0].kind == "apply_changes"
         assert claimed[1].id == view and claimed[1].delta_ready
-        assert tuple(c.execute(settings).one()) == ("off", "force_generic_plan", before[2])
+        assert tuple(c.execute(settings).one()) == ("off", "force_generic_plan", before[2], "off")
         staged = rendered.stage(c, [pod], 0, claimed[1].upto, None)  # one triple inserted
         assert [(sign, n) for (_, sign), n in staged.items()] == [(1, 1)]
-        assert tuple(c.execute(settings).one()) == ("off", "force_generic_plan", "1")
+        assert tuple(c.execute(settings).one()) == ("off", "force_generic_plan", "1", "off")
         c.commit()
         assert tuple(c.execute(settings).one()) == before
     engine.dispose()
