@@ -71,8 +71,10 @@ def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
     work), ``tables`` (its K-relation tables: rows of ``krel.by_node``)
     and, for a change job with ``weigh`` and the view ready, ``batch``: the
     size of its batch up to ``upto`` (else NULL). For every job but a
-    backfill, the session's ΔG table is made ready, empty, and JIT turned
-    off for the transaction (``podviews_delta_start``, migration 0020;
+    backfill, the session's ΔG table is made ready, empty, and the
+    transaction set to run without JIT, with generic plans and to commit
+    without waiting for the disk (``podviews_delta_start``, migrations
+    0020, 0023, 0025;
     ``delta_ready`` says it was: ``server.executors.sql.run.stage`` fills
     the table).
 

@@ -153,7 +153,9 @@ def stage(conn: Connection, pods: list[int], after: int, upto: int,
     read it again (note 127). The claim also turned JIT off for the job's
     transaction: it compiles a rendered statement for seconds that runs in
     milliseconds (note 88). Both are ``podviews_delta_start`` (migrations
-    0018, 0020), which a caller outside a job calls first."""
+    0018, 0020, 0023, 0025), which a caller outside a job calls first.
+    Staging has the rest of the transaction join in the written order
+    (note 148)."""
     rows = driver.rows(conn, _STAGED, changes.net_parameters(pods, after, upto, predicates))
     return {(int(p), int(sign)): int(n) for p, sign, n in rows}
 
