@@ -124,6 +124,21 @@ def test_only_the_deltas_a_rule_reads_by_mapping_are_summed() -> None:
     assert summed(RENDERED["count-group"]) == ["Scan", "Project"]  # a group's input
 
 
+def test_a_term_joins_from_the_change_along_subjects_then_objects() -> None:
+    """The order a term's joins are written in, which Postgres keeps (note
+    148): from the change (or an enclosing query's bindings), each next
+    pattern sharing the most variables, one whose subject is bound first."""
+    def pattern(name: str, s: str, o: str) -> R.Item:
+        return R.Item(name, {s: f"{name}.s", o: f"{name}.o"}, frozenset({s, o}), subject=s)
+
+    change = pattern("dg", "product2", "producer")  # ?product2 :producer ?producer, from ΔG
+    others = [pattern("makers", "product1", "producer"),  # the producer's other products
+              pattern("features", "product2", "feat")]  # the changed product's features
+    assert [it.sql for it in R.connected([change], others)] == ["dg", "features", "makers"]
+    probe = [pattern("far", "a", "b"), pattern("near", "y", "a")]  # an EXISTS under ?y
+    assert [it.sql for it in R.connected([], probe, {"y"})] == ["near", "far"]
+
+
 def test_rendered_views_equal_scratch(migrated: str, pod_count: int = 2) -> None:
     engine = sa.create_engine(migrated)
     with engine.begin() as c:

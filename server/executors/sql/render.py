@@ -113,15 +113,17 @@ def join(items: Sequence[Item], outer: Item | None = None) -> Joined:
     return Joined(from_, where, cols, frozenset(certain), " * ".join(ks) or "1")
 
 
-def connected(first: Sequence[Item], rest: Sequence[Item]) -> list[Item]:
+def connected(first: Sequence[Item], rest: Sequence[Item], outer: Iterable[str] = ()
+              ) -> list[Item]:
     """``first``, then ``rest`` each next sharing the most variables with
-    those before it (then a triple pattern whose subject they bind, then the
+    those before it or ``outer`` (an enclosing query's: a correlated probe's
+    bindings), then a triple pattern whose subject they bind, then the
     most constants): a join order that starts from the change and follows
     the data. Postgres keeps it where its estimates tie, as they do for
     every lookup of one key: a subject has few triples of a predicate, an
     object may have many (a producer's products), and an old-graph pattern
     on a subject ΔG inserted is emptied by its anti-join at once."""
-    out, bound, todo = list(first), {v for it in first for v in it.cols}, list(rest)
+    out, bound, todo = list(first), {*outer, *(v for it in first for v in it.cols)}, list(rest)
     while todo:
         best = max(todo, key=lambda it: (len(bound & it.cols.keys()), it.subject in bound,
                                          len(it.conds)))
@@ -543,7 +545,7 @@ class Renderer:
                 iris: frozenset[str], negated: bool) -> str:
         """Whether the pattern has a solution under ``m``'s bindings on G
         (``source`` "old") or G' ("new"), negated for NOT EXISTS."""
-        j = join(connected([], [self.triple(tp, source) for tp in bgp.triples]), outer=m)
+        j = join(connected([], [self.triple(tp, source) for tp in bgp.triples], m.cols), outer=m)
         where = [*j.where, *self._expr(inner, j, iris)]
         test = f"EXISTS (SELECT 1 FROM {j.from_}" + \
             (f" WHERE {' AND '.join(where)})" if where else ")")
