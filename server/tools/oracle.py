@@ -14,7 +14,7 @@ from rdflib import URIRef
 from rdflib.term import BNode, Identifier, Literal
 
 from views.results import solutions
-from views.terms import numeric_type, numeric_value
+from views.terms import ExprError, numeric_type, numeric_value
 
 
 def canon(t: object) -> tuple:
@@ -27,7 +27,10 @@ def canon(t: object) -> tuple:
     else:
         lit = t  # type: ignore[assignment]
     if numeric_type(lit) is not None:
-        return ("n", str(numeric_type(lit)), float(numeric_value(lit)))
+        try:
+            return ("n", str(numeric_type(lit)), float(numeric_value(lit)))
+        except ExprError:  # ill-typed ("x"^^xsd:integer): compared as written
+            pass
     dt = "" if lit.datatype in (None, URIRef("http://www.w3.org/2001/XMLSchema#string")) \
         else str(lit.datatype)
     return ("l", str(lit), dt, lit.language or "")

@@ -400,12 +400,15 @@ class Renderer:
         return self.summed(n, selects)  # two mappings may meet: one binding ?y, one ?x
 
     def group(self, n: P.Group) -> str | None:
-        """GROUP BY variables with COUNT and the SAMPLE of a key (the
-        aggregates of ``SELECT ?k (COUNT(…) AS ?n) … GROUP BY ?k``): the
-        groups ΔP1 touches recomputed from their members — the stored or
-        matched old members of those groups and ΔP1's — their old and new
-        solution each a row when they differ (counting paper §4, as
-        ``views.interpret``). A count's term is looked up in the dictionary
+        """GROUP BY variables with COUNT (of a variable, DISTINCT or not, or
+        of *) and the SAMPLE of a key (the aggregates of ``SELECT ?k
+        (COUNT(…) AS ?n) … GROUP BY ?k``): the groups ΔP1 touches recomputed
+        from their members — the stored or matched old members of those
+        groups and ΔP1's — their old and new solution each a row when they
+        differ (counting paper §4, as ``views.interpret``). A DISTINCT count
+        counts the values some member has before (after) the batch: the
+        members summed by their columns first, each sum is one of those
+        values' (a multiplicity, never below 0). A count's term is looked up in the dictionary
         (``storage.terms.integer_id``); one it lacks makes the statement change nothing and
         name it (``MISSING``), to be added and the statement run again."""
         keys = self._group_keys(n)
@@ -414,7 +417,7 @@ class Renderer:
             return None
         (d,), = rel
         col, counted = self.column, self._counted(n)
-        own = sorted(set(keys) | {v for v in counted if v is not None})
+        own = sorted(set(keys) | {v for v, _ in counted if v is not None})
         touched = self.alias("t")
         self.ctes.append((touched, f"SELECT DISTINCT {self._cols(keys, d.cols)} FROM {d.sql}"))
         parts = [f"SELECT {self._cols(own, d.cols)}, 0 AS ko, {d.k} AS kd FROM {d.sql}"]
@@ -427,9 +430,19 @@ class Renderer:
                          f"JOIN {touched} AS {x} ON {' AND '.join(on) or 'TRUE'}"
                          + (f" WHERE {' AND '.join(j.where)}" if j.where else ""))
         members, sums = self.alias("m"), self.alias("g")
-        self.ctes.append((members, " UNION ALL ".join(parts)))
-        tallies = []  # per counted variable (None: *), its old and new count
-        for i, v in enumerate(counted):
+        body = " UNION ALL ".join(parts)
+        if any(distinct for _, distinct in counted):
+            cols = ", ".join(col[v] for v in own)
+            body = (f"SELECT {cols}, sum(ko) AS ko, sum(kd) AS kd FROM ({body}) AS u"
+                    + (f" GROUP BY {cols}" if own else ""))
+        self.ctes.append((members, body))
+        tallies = []  # per count (of a variable or *, DISTINCT or not), its old and new value
+        for i, (v, distinct) in enumerate(counted):
+            if distinct:
+                assert v is not None
+                tallies += [f"count(DISTINCT {col[v]}) FILTER (WHERE ko > 0) AS o{i}",
+                            f"count(DISTINCT {col[v]}) FILTER (WHERE ko + kd > 0) AS n{i}"]
+                continue
             bound = "TRUE" if v is None else f"{col[v]} IS NOT NULL"
             tallies += [f"sum(CASE WHEN {bound} THEN ko ELSE 0 END) AS o{i}",
                         f"sum(CASE WHEN {bound} THEN ko + kd ELSE 0 END) AS n{i}"]
@@ -452,7 +465,7 @@ class Renderer:
             if agg is None:
                 out.append(f"{col[v]} AS {col[v]}")
             elif agg.fn == "COUNT":
-                out.append(f"{integer_id(f'c{counted.index(_counted_var(agg))}')} AS {col[v]}")
+                out.append(f"{integer_id(f'c{counted.index(_count_of(agg))}')} AS {col[v]}")
             else:  # SAMPLE of a key: the key
                 assert isinstance(agg.expr, A.Var)
                 out.append(f"{col[agg.expr.name]} AS {col[v]}")
@@ -469,18 +482,20 @@ class Renderer:
         if len(set(keys)) != len(keys):
             raise NotRendered("a variable grouped by twice")
         for a in n.aggregates:
-            if a.distinct or not (
-                    (a.fn == "COUNT" and (a.expr is None or isinstance(a.expr, A.Var)))
+            if not ((a.fn == "COUNT" and (isinstance(a.expr, A.Var) or
+                                          (a.expr is None and not a.distinct)))
                     or (a.fn == "SAMPLE" and isinstance(a.expr, A.Var) and a.expr.name in keys)):
-                raise NotRendered(f"the aggregate {'DISTINCT ' if a.distinct else ''}{a.fn}")
+                raise NotRendered(f"the aggregate {'DISTINCT ' if a.distinct else ''}{a.fn}"
+                                  + (" of *" if a.expr is None else ""))
         return keys
 
-    def _counted(self, n: P.Group) -> list[str | None]:
-        """What the group's COUNTs count, each once: a variable, or None (*)."""
-        out: list[str | None] = []
+    def _counted(self, n: P.Group) -> list[tuple[str | None, bool]]:
+        """What the group's COUNTs count, each once: a variable or None (*),
+        and whether DISTINCT."""
+        out: list[tuple[str | None, bool]] = []
         for a in n.aggregates:
-            if a.fn == "COUNT" and _counted_var(a) not in out:
-                out.append(_counted_var(a))
+            if a.fn == "COUNT" and _count_of(a) not in out:
+                out.append(_count_of(a))
         return out
 
     def join_rule(self, n: P.Join) -> str | None:
@@ -679,8 +694,9 @@ def candidates(parts: Sequence[str]) -> str:
     return " UNION ".join(parts)
 
 
-def _counted_var(a: A.Aggregate) -> str | None:
-    return a.expr.name if isinstance(a.expr, A.Var) else None
+def _count_of(a: A.Aggregate) -> tuple[str | None, bool]:
+    """What a COUNT counts: its variable (None: *), and whether DISTINCT."""
+    return (a.expr.name if isinstance(a.expr, A.Var) else None), a.distinct
 
 
 MISSING = "pv_missing"  # the counts whose terms the dictionary lacks (the statement's CTE)
