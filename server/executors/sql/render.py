@@ -421,14 +421,14 @@ class Renderer:
         touched = self.alias("t")
         self.ctes.append((touched, f"SELECT DISTINCT {self._cols(keys, d.cols)} FROM {d.sql}"))
         parts = [f"SELECT {self._cols(own, d.cols)}, 0 AS ko, {d.k} AS kd FROM {d.sql}"]
-        for alt in self.old(n.child):
-            j, x = join(alt), self.alias("x")
+        for alt in self.old(n.child):  # from the touched keys (joins keep their written order)
+            j, x = join(connected([], alt, keys)), self.alias("x")
             on = [f"{j.cols[v]} = {x}.{col[v]}" if v in j.certain else
                   f"{j.cols[v]} IS NOT DISTINCT FROM {x}.{col[v]}" if v in j.cols else
                   f"{x}.{col[v]} IS NULL" for v in keys]
-            parts.append(f"SELECT {self._cols(own, j.cols)}, {j.k} AS ko, 0 AS kd FROM {j.from_} "
-                         f"JOIN {touched} AS {x} ON {' AND '.join(on) or 'TRUE'}"
-                         + (f" WHERE {' AND '.join(j.where)}" if j.where else ""))
+            parts.append(f"SELECT {self._cols(own, j.cols)}, {j.k} AS ko, 0 AS kd FROM "
+                         f"{touched} AS {x} CROSS JOIN {j.from_} WHERE "
+                         + " AND ".join([*on, *j.where] or ["TRUE"]))
         members, sums = self.alias("m"), self.alias("g")
         body = " UNION ALL ".join(parts)
         if any(distinct for _, distinct in counted):
