@@ -34,9 +34,12 @@ def _delta_start(settings: str) -> str:
             f"LANGUAGE plpgsql AS $$\nBEGIN{_EMPTY_DG}\n  PERFORM {settings};\nEND $$")
 
 
+# the settings this revision's function makes (0025 extends them)
+SETTINGS = "set_config('jit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)"
+
+
 def upgrade() -> None:
-    op.execute(_delta_start("set_config('jit', 'off', true), "
-                            "set_config('plan_cache_mode', 'force_generic_plan', true)"))
+    op.execute(_delta_start(SETTINGS))
 
 
 def downgrade() -> None:  # 0020's

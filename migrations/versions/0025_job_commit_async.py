@@ -30,13 +30,12 @@ _spec = importlib.util.spec_from_file_location(  # 0023's function, its settings
 assert _spec is not None and _spec.loader is not None
 _0023 = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_0023)
-_GENERIC = ("set_config('jit', 'off', true), "
-            "set_config('plan_cache_mode', 'force_generic_plan', true)")
 
 
 def upgrade() -> None:
-    op.execute(_0023._delta_start(_GENERIC + ", set_config('synchronous_commit', 'off', true)"))
+    op.execute(_0023._delta_start(
+        _0023.SETTINGS + ", set_config('synchronous_commit', 'off', true)"))
 
 
 def downgrade() -> None:  # 0023's
-    op.execute(_0023._delta_start(_GENERIC))
+    op.execute(_0023._delta_start(_0023.SETTINGS))

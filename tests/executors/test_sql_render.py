@@ -168,8 +168,8 @@ def test_rendered_views_equal_scratch(migrated: str, pod_count: int = 2) -> None
     held: dict[tuple[int, str], set[tuple]] = {}
     for batch in range(BATCHES):
         pod = rng.choice(owned)
-        name, triples = _write(engine, pod, rng)
-        held[(pod, name)] = triples
+        resource, triples = _write(engine, pod, rng)
+        held[(pod, resource)] = triples
         if batch % 3 == 2:
             drain(engine)
             store = ox.Store()  # the pods' union (decision 5), for the counts' independent oracle

@@ -670,7 +670,7 @@ def summing(plan: P.Plan) -> set[str]:
     children's rows into its own when it must; a filter passes its child's
     on as they are, summed if it must be: summing below them too only
     sorts the same rows twice (the path view's 23,536-row join delta on
-    bsbm-100, ~12 ms of a re-insert's 90)."""
+    bsbm-100: its sorts and groups 28 → 9 ms of a re-insert's ~90, note 148)."""
     need = {n.id for n in plan.nodes if n is plan.root or plan.stored(n)}
     for n in reversed(plan.nodes):  # parents before their children
         for c in n.children:
