@@ -25,7 +25,7 @@ from sqlalchemy import Connection, text
 
 from server.executors.spark.config import SparkConfig
 from server.executors.spark.job import _csv, _reader
-from server.executors.spark.session import session
+from server.executors.spark.session import interpreted, session
 from server.executors.sql import exprs
 from server.executors.sql import render as R
 from server.executors.sql import run as rendered
@@ -80,11 +80,8 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
             f"SELECT pod_id, s, p, o FROM pod_triples WHERE pod_id {in_pods}"
             + (f" AND p IN ({', '.join(map(str, predicates)) or 'NULL'})"
                if predicates is not None else ""), "s")}
-    if f"{exprs.SPARK_COMPARE}(" in sql:  # numeric comparisons: the numeric literals
-        spark.udf.register(exprs.SPARK_COMPARE, exprs.compare, "boolean")
-        views["terms"] = read("SELECT id, kind, lexical, datatype, lang FROM terms WHERE "
-                              f"datatype IN ({', '.join(repr(t) for t in exprs.NUMERIC_TYPES)})",
-                              "id")
+    for name, query in exprs.spark_tables(sql).items():  # numeric comparisons' answers
+        views[name] = read(query, "id")
     for by_schema in tables.values():
         for name, variables in by_schema.values():
             if f"`{name}`" not in sql:
@@ -100,12 +97,13 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
                 frame = frame.persist()
                 cached.append(frame)
             frame.createOrReplaceTempView(name)
-        for name, body in steps:
-            frame = spark.sql(body).cache()
-            cached.append(frame)
-            frame.createOrReplaceTempView(name)
-            views[name] = frame
-        return spark.sql(program.query).toArrow()
+        with interpreted(spark):
+            for name, body in steps:
+                frame = spark.sql(body).cache()
+                cached.append(frame)
+                frame.createOrReplaceTempView(name)
+                views[name] = frame
+            return spark.sql(program.query).toArrow()
     finally:
         for name in views:
             spark.catalog.dropTempView(name)

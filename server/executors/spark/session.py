@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from server.executors.spark.config import SparkConfig
@@ -14,6 +16,24 @@ _NO_CODEGEN = {"spark.sql.codegen.factoryMode": "NO_CODEGEN",
 
 
 _session: Any = None
+
+
+@contextmanager
+def interpreted(spark: Any) -> Iterator[None]:
+    """Queries run without generated code while inside (runtime settings,
+    put back after): the delta program's inputs are ΔG and the rows it
+    reaches, where compiling each plan cost more than it saved (note 150)."""
+    before = {key: spark.conf.get(key, None) for key in _NO_CODEGEN}
+    for key, value in _NO_CODEGEN.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def session(cfg: SparkConfig) -> Any:

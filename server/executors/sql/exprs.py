@@ -18,15 +18,15 @@ true), and a filter keeps the rows where it ``IS TRUE``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from decimal import Decimal
 
 from rdflib import XSD
-from rdflib.term import Identifier, Literal, URIRef
+from rdflib.term import Identifier, Literal
 
 from views import algebra as A
-from views.expr import evaluate
-from views.terms import INTEGER_TYPES, ExprError, ebv, numeric_type, numeric_value, term_of
+from views.terms import INTEGER_TYPES, ExprError, numeric_type, numeric_value
 
 Column = Callable[[str], str | None]  # a variable's id column, None when never bound
 TermId = Callable[[Identifier], str]  # a constant's id as SQL
@@ -40,8 +40,7 @@ def condition(e: A.Expr, col: Column, term: TermId, iris: frozenset[str],
               spark: bool = False) -> str | None:
     """``e`` as a SQL boolean (NULL: error), or None when not rendered.
     ``iris``: variables never bound to a literal; ``spark``: in Spark SQL,
-    which has neither Postgres's ``numeric`` nor its regular expressions:
-    a numeric comparison calls the engine's own (``SPARK_COMPARE``)."""
+    a numeric comparison reads Postgres's answers (``spark_tables``)."""
     match e:
         case A.Call(fn="&&" | "||", args=args):
             parts = [condition(a, col, term, iris, spark) for a in args]
@@ -111,6 +110,14 @@ def _numeric(op: str, var: str, v: Decimal | int, col: Column) -> str:
     c = col(var)
     if c is None:
         return "CAST(NULL AS boolean)"
+    return f"(SELECT {holds(op, v)} FROM terms t WHERE t.id = {c})"
+
+
+def holds(op: str, v: Decimal | int) -> str:
+    """Whether the term ``t`` (a row of ``terms``) satisfies ``op v``, as a
+    Postgres boolean: exactly (``numeric``) for an integer or a decimal, as
+    doubles for a float or a double (XPath promotion); NULL, an error, for
+    any other term, an ill-typed literal or NaN."""
     exact = format(Decimal(v), "f")
     double = f"'{float(v)!r}'"
     exacts = ", ".join(f"'{d}'" for d in _EXACT)
@@ -118,39 +125,44 @@ def _numeric(op: str, var: str, v: Decimal | int, col: Column) -> str:
     # a well-formed literal whose value a double cannot hold has no ``num``
     huge = (f"(t.datatype = '{XSD.integer}' AND t.lexical ~ '{_INTEGER}' OR "
             f"t.datatype = '{XSD.decimal}' AND t.lexical ~ '{_DECIMAL}')")
-    return (f"(SELECT CASE WHEN t.datatype IN ({exacts}) AND (t.num IS NOT NULL OR {huge}) "
+    return (f"CASE WHEN t.datatype IN ({exacts}) AND (t.num IS NOT NULL OR {huge}) "
             f"THEN t.lexical::numeric {op} {exact}::numeric "
             f"WHEN t.datatype IN ({floats}) THEN (CASE WHEN t.num IS NOT NULL THEN t.num "
             f"WHEN t.lexical ~ '^\\s*[+]?{_OVER}\\s*$' THEN 'Infinity'::float8 "
             f"WHEN t.lexical ~ '^\\s*-{_OVER}\\s*$' THEN '-Infinity'::float8 END) "
-            f"{op} {double}::float8 END FROM terms t WHERE t.id = {c})")
+            f"{op} {double}::float8 END")
 
 
-SPARK_COMPARE = "pv_compare"  # the Spark SQL function ``compare`` is registered as
 NUMERIC_TYPES = [*_EXACT, *_FLOATS]  # the terms a numeric comparison can hold for
+_OPS = {"<": "lt", ">": "gt", "<=": "le", ">=": "ge"}
+_SPARK_TABLE = re.compile(r"`pv_num_(lt|gt|le|ge)_([0-9a-f]+)`")
 
 
 def _spark_numeric(op: str, var: str, v: Decimal | int, col: Column) -> str:
-    """``?var op v`` in Spark SQL: the engine's comparison (``compare``) of
-    the variable's term, read from the view ``terms`` (its numeric
-    literals: any other term compares as an error, NULL)."""
+    """``?var op v`` in Spark SQL, which has neither Postgres's ``numeric``
+    nor its regular expressions: a lookup in a table of the numeric
+    literals' answers (``spark_tables``), computed by Postgres with
+    ``holds`` before the program runs; absent, an error (NULL)."""
     c = col(var)
     if c is None:
         return "CAST(NULL AS boolean)"
-    kind = XSD.integer if isinstance(v, int) else XSD.decimal
-    return (f"(SELECT max({SPARK_COMPARE}(t.kind, t.lexical, t.datatype, t.lang, '{op}', "
-            f"'{format(Decimal(v), 'f')}', '{kind}')) FROM terms t WHERE t.id = {c})")
+    name = f"pv_num_{_OPS[op]}_{format(Decimal(v), 'f').encode().hex()}"
+    return f"(SELECT max(n.holds) FROM `{name}` AS n WHERE n.id = {c})"
 
 
-def compare(kind: int, lexical: str, datatype: str | None, lang: str | None, op: str,
-            value: str, value_type: str) -> bool | None:
-    """``term op value`` by the engine's own operators (None: an error)."""
-    call = A.Call(fn=op, args=(A.Var(name="x"),
-                                 A.Const(term=Literal(value, datatype=URIRef(value_type)))))
-    try:
-        return ebv(evaluate(call, {"x": term_of(kind, lexical, datatype, lang)}))
-    except ExprError:
-        return None
+def spark_tables(sql: str) -> dict[str, str]:
+    """The tables of numeric answers a Spark SQL program names, each with
+    the Postgres query of its rows (``id``, ``holds``): the dictionary's
+    numeric literals for which the comparison is not an error."""
+    ops = {code: op for op, code in _OPS.items()}
+    out = {}
+    for m in _SPARK_TABLE.finditer(sql):
+        value = Decimal(bytes.fromhex(m.group(2)).decode())
+        types = ", ".join(f"'{d}'" for d in NUMERIC_TYPES)
+        out[m.group(0).strip("`")] = (
+            f"SELECT id, holds FROM (SELECT t.id, {holds(ops[m.group(1)], value)} AS holds "
+            f"FROM terms t WHERE t.datatype IN ({types})) x WHERE holds IS NOT NULL")
+    return out
 
 
 # XSD 1.1 lexical spaces (views.terms._LEXICAL), as Postgres regular expressions

@@ -125,6 +125,7 @@ class PaperRow:
     pyoxigraph_by_update: dict[str, float] = field(default_factory=dict)  # kind -> eval ms
     changed_by_update: dict[str, int] = field(default_factory=dict)  # kind -> triples changed
     jobs_by_update: dict[str, int] = field(default_factory=dict)  # kind -> jobs run
+    placement: str = ""  # where the view's batches ran, as GET /views/{id} says
 
 
 def _value(t: object) -> str:
@@ -316,6 +317,8 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, router: Router
         scratch_ms = (time.perf_counter() - t) * 1000
         view_rows = sum(k for k in catalog.view_results(c, view).values() if k > 0)
         aux_rows = krel.size(c, view)
+        placement = c.execute(sa.text("SELECT placement FROM views WHERE id = :v"),
+                              {"v": view}).scalar_one() or ""
     with engine.begin() as c:
         views_repo.drop_view(c, view)
     pod.change(set(), streamed)  # the next query's updates change the data as this one's did
@@ -327,7 +330,7 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, router: Router
                     round(oxe, 1), round(oxj, 1), round(scratch_ms, 1), round(oxe / inc, 2),
                     round(oxj / (inc + read_ms), 2), round(scratch_ms / inc, 1), aux_rows,
                     view_rows, equal, len(pod.store), {k: round(v, 1) for k, v in times.items()},
-                    {k: round(v.eval_ms, 1) for k, v in theirs.items()}, changed, ran)
+                    {k: round(v.eval_ms, 1) for k, v in theirs.items()}, changed, ran, placement)
 
 
 def _read_json_ms(engine: sa.Engine, view: int) -> float:
@@ -417,9 +420,10 @@ class SparkKind:
     data: str
     kind: str
     delta_fraction: float  # triples the update changed / the data's triples
-    delta_ms: float
+    delta_ms: float  # as the router ran it: see ``ran``
     replace_ms: float
     speedup: float  # replace_ms / delta_ms
+    ran: str = ""  # "delta program", or "replace" where the router keeps the view there
 
 
 def spark_kinds(rows: list[PaperRow]) -> list[SparkKind]:
@@ -435,7 +439,9 @@ def spark_kinds(rows: list[PaperRow]) -> list[SparkKind]:
                 out.append(SparkKind(r.query, r.data, kind,
                                      round(r.changed_by_update.get(kind, 0) / max(r.data_triples, 1), 5),
                                      ms, other.by_update[kind],
-                                     round(other.by_update[kind] / ms, 2) if ms else 0.0))
+                                     round(other.by_update[kind] / ms, 2) if ms else 0.0,
+                                     "delta program" if r.placement.startswith(
+                                         "spark: the delta program") else "replace"))
     return out
 
 
@@ -445,11 +451,13 @@ def _print_ratios(rows: list[PaperRow]) -> None:
         from rich.console import Console
         from rich.table import Table
 
-        t = Table(title="Spark: the delta program vs evaluate-and-replace, per update (ms)")
-        for c in ("query", "data", "update", "ΔG / data", "delta program", "replace", "speed-up"):
+        t = Table(title="Spark: as the router runs it (the delta program, or evaluate-and-"
+                        "replace where it keeps the view there) vs evaluate-and-replace, per "
+                        "update (ms)")
+        for c in ("query", "data", "update", "ΔG / data", "ran", "spark", "replace", "speed-up"):
             t.add_column(c)
         for k in spark:
-            t.add_row(k.query, k.data, k.kind, f"{k.delta_fraction:.3%}", str(k.delta_ms),
+            t.add_row(k.query, k.data, k.kind, f"{k.delta_fraction:.3%}", k.ran, str(k.delta_ms),
                       str(k.replace_ms), f"{k.speedup}×")
         Console(width=220).print(t)
     for g in growth(rows):
