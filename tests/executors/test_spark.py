@@ -110,6 +110,7 @@ def test_spark_state_equals_the_engine_and_sql_continues_from_it(migrated: str) 
 # own operators (a UDF). A group does not render on Spark (its counts' terms are
 # looked up in the dictionary, on SQL): evaluated and replaced
 DELTA_QUERIES = ["bgp-join", "distinct", "union", "optional-filter", "minus", "not-exists",
+                 "numeric-not",  # an error under NOT: absent from the numeric answers (note 150)
                  "missing-constants", "numeric", "counted"]
 COUNTED = "PREFIX : <http://ex/> SELECT ?x (COUNT(*) AS ?n) WHERE { ?x :p ?y } GROUP BY ?x"
 

@@ -68,7 +68,7 @@ def _timed(server_url: str, registered: list[int], touched: int, updates: int
                     old = set(_triples(i, 0, PER_VIEW + 5 * u))
                     new = old - set(_triples(i, 5 * u, 5)) | set(_triples(i, PER_VIEW + 5 * u, 5))
                     pods.put_resource(c, pod, f"base-{i}", new)
-            ran, took = timed_drain(engine, router)
+            ran, took, _ = timed_drain(engine, router)
             jobs += ran
             times.append(took)
             with engine.connect() as c:
