@@ -106,8 +106,8 @@ def test_spark_state_equals_the_engine_and_sql_continues_from_it(migrated: str) 
 # one view per rule of the program (Theorems 4.3, 4.5, 4.6, §4.4, support,
 # EXISTS); a Spark job per step makes each batch seconds even on tens of
 # triples, so the others of test_sql_render.RENDERED run with
-# PODVIEWS_SPARK_DELTA_ALL=1 (note 137); numeric comparisons through the engine's
-# own operators (a UDF). A group does not render on Spark (its counts' terms are
+# PODVIEWS_SPARK_DELTA_ALL=1 (note 137); numeric comparisons through Postgres's
+# answers (note 150). A group does not render on Spark (its counts' terms are
 # looked up in the dictionary, on SQL): evaluated and replaced
 DELTA_QUERIES = ["bgp-join", "distinct", "union", "optional-filter", "minus", "not-exists",
                  "numeric-not",  # an error under NOT: absent from the numeric answers (note 150)
