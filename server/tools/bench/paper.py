@@ -428,7 +428,7 @@ class SparkKind:
     delta_ms: float  # as the router ran it: see ``ran``
     replace_ms: float
     speedup: float  # replace_ms / delta_ms
-    ran: str = ""  # "delta program", or "replace" where the router keeps the view there
+    ran: str = ""  # "delta program", "replace" where the router keeps the view there, "no job"
 
 
 def spark_kinds(rows: list[PaperRow]) -> list[SparkKind]:
@@ -445,9 +445,15 @@ def spark_kinds(rows: list[PaperRow]) -> list[SparkKind]:
                                      round(r.changed_by_update.get(kind, 0) / max(r.data_triples, 1), 5),
                                      ms, other.by_update[kind],
                                      round(other.by_update[kind] / ms, 2) if ms else 0.0,
-                                     "delta program" if r.placement.startswith(
-                                         "spark: the delta program") else "replace"))
+                                     _ran(r, kind)))
     return out
+
+
+def _ran(r: PaperRow, kind: str) -> str:
+    """How the router ran an update of the view on Spark."""
+    if not r.jobs_by_update.get(kind):
+        return "no job"
+    return "delta program" if r.placement.startswith("spark: the delta program") else "replace"
 
 
 def _print_ratios(rows: list[PaperRow]) -> None:
