@@ -325,6 +325,9 @@ def unrendered(r: Run) -> str | None:
     return None
 
 
+SPARK_PROGRAM = "spark: the delta program as Spark SQL"  # how ``placement`` says it runs there
+
+
 def placement(r: Run, executor: str) -> str | None:
     """Where the view's batches run, in words (None when the job did no
     work): on Spark, every node evaluated and replaced; on SQL, as one
@@ -334,7 +337,7 @@ def placement(r: Run, executor: str) -> str | None:
         why = spark_unrendered(r)
         if why is not None:
             return f"spark: {replaced} (the delta program does not run on Spark: {why})"
-        return (f"spark: the delta program as Spark SQL for batches under "
+        return (f"{SPARK_PROGRAM} for batches under "
                 f"{r.router.spark_delta_below:.0%} of the view's input, else {replaced}")
     if executor != "sql":
         return None

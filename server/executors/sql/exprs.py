@@ -155,10 +155,10 @@ def spark_tables(sql: str) -> dict[str, str]:
     the Postgres query of its rows (``id``, ``holds``): the dictionary's
     numeric literals for which the comparison is not an error."""
     ops = {code: op for op, code in _OPS.items()}
+    types = ", ".join(f"'{d}'" for d in NUMERIC_TYPES)
     out = {}
     for m in _SPARK_TABLE.finditer(sql):
         value = Decimal(bytes.fromhex(m.group(2)).decode())
-        types = ", ".join(f"'{d}'" for d in NUMERIC_TYPES)
         out[m.group(0).strip("`")] = (
             f"SELECT id, holds FROM (SELECT t.id, {holds(ops[m.group(1)], value)} AS holds "
             f"FROM terms t WHERE t.datatype IN ({types})) x WHERE holds IS NOT NULL")

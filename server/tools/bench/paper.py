@@ -51,7 +51,7 @@ from server.api.auth import Principal
 from server.api.views.formats import select_json
 from server.api.views.service import register_view, results
 from server.cli.progress import progress
-from server.maintenance import verify
+from server.maintenance import jobs, verify
 from server.maintenance.router import Router
 from server.tools import paths
 from server.tools.bench.pipeline import (
@@ -453,7 +453,7 @@ def _ran(r: PaperRow, kind: str) -> str:
     """How the router ran an update of the view on Spark."""
     if not r.jobs_by_update.get(kind):
         return "no job"
-    return "delta program" if r.placement.startswith("spark: the delta program") else "replace"
+    return "delta program" if r.placement.startswith(jobs.SPARK_PROGRAM) else "replace"
 
 
 def _print_ratios(rows: list[PaperRow]) -> None:
