@@ -171,15 +171,19 @@ def net_changes(conn: Connection, pods: list[int], after: int, upto: int,
 
 
 def _net(pods: str, a: str, u: str, preds: str) -> str:
-    """``net_changes``'s query over the SQL expressions of its parameters."""
+    """``net_changes``'s query over the SQL expressions of its parameters.
+    Each triple's holders are counted by a lateral subquery, once: as a
+    column of a subquery that ``DELTA_G`` reads three times, Postgres
+    inlined the count into each use (design note 152)."""
     return (
-        "SELECT d.s, d.p, d.o, d.net, (SELECT count(*) FROM pod_triples t WHERE "
-        f"  t.pod_id = ANY({pods}) AND t.s = d.s AND t.p = d.p AND t.o = d.o) "
-        "AS holders FROM (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
+        "SELECT d.s, d.p, d.o, d.net, h.holders "
+        "FROM (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
         f"  WHERE ct.seq > {a} AND ct.seq <= {u} AND {_of_predicates(preds)} "
         "  AND ct.seq IN (SELECT seq FROM changes "
         f"    WHERE pod_id = ANY({pods}) AND seq > {a} AND seq <= {u}) "
-        "  GROUP BY 1, 2, 3) AS d")
+        "  GROUP BY 1, 2, 3) AS d CROSS JOIN LATERAL (SELECT count(*) AS holders "
+        f"  FROM pod_triples t WHERE t.pod_id = ANY({pods}) AND t.s = d.s AND t.p = d.p "
+        "  AND t.o = d.o) AS h")
 
 
 _PARAMETERS = (("pods", "bigint[]"), ("a", "bigint"), ("u", "bigint"), ("preds", "bigint[]"))

@@ -77,3 +77,33 @@ def first(conn: Connection, sql: str, params: Mapping[str, Any] | None = None) -
     """The first row of ``sql``, or None (see ``rows``)."""
     found = rows(conn, sql, params)
     return found[0] if found else None
+
+
+# The session's own tables a job empties with a DELETE when it starts using
+# them (ΔG's and the feed's capture, migration 0018). No autovacuum reaches
+# a temporary table and a DELETE frees no space an insert can find (only
+# VACUUM records it), so they grew with every job of the session, and every
+# job's DELETE read all they had grown to (design note 152).
+SESSION_TABLES = ("pv_dg", "feed_captured")
+TIDY_EVERY = 50  # a session's jobs between two vacuums of its tables
+
+
+def tidied(conn: Connection) -> bool:
+    """Called after each job's commit: every ``TIDY_EVERY``th time on the
+    session, the tables of ``SESSION_TABLES`` it has are vacuumed (outside a
+    transaction, as VACUUM must be). Whether they were."""
+    done = conn.info["podviews_jobs"] = conn.info.get("podviews_jobs", 0) + 1
+    if done % TIDY_EVERY:
+        return False
+    raw = cast(psycopg.Connection[Any], conn.connection.dbapi_connection)
+    assert raw is not None and not conn.in_transaction(), "a session tidied inside a transaction"
+    was, raw.autocommit = raw.autocommit, True
+    try:
+        have = [name for name, in raw.execute(
+            "SELECT relname FROM pg_class WHERE relnamespace = pg_my_temp_schema() "
+            "AND relname = ANY(%s)", [list(SESSION_TABLES)])]
+        if have:
+            raw.execute("VACUUM " + ", ".join(f"pg_temp.{name}" for name in sorted(have)))
+    finally:
+        raw.autocommit = was
+    return True

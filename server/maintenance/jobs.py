@@ -29,7 +29,7 @@ from server.maintenance import derived
 from server.maintenance.limits import Limits
 from server.maintenance.plans import ENGINE
 from server.maintenance.router import Router
-from storage import changes, consents, feed, krel, pods_graph, queue, views_repo
+from storage import changes, consents, driver, feed, krel, pods_graph, queue, views_repo
 from storage.db import transient
 from storage.pods_graph import DEFAULT_BASE
 from views.compile import Compiled, compiled
@@ -115,6 +115,7 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
                 raise Busy()
             run(conn, job, row, router, limits, base)
             conn.commit()
+            driver.tidied(conn)  # the session's tables vacuumed now and then (note 152)
             return True
         except Busy:
             conn.rollback()

@@ -255,6 +255,43 @@ def test_small_batches_reuse_statements_prepared_on_the_connection(
     engine.dispose()
 
 
+def test_a_sessions_delta_table_stops_growing_once_tidied(
+        migrated: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The session's ΔG table is emptied by a DELETE at each job's claim;
+    nothing but a VACUUM lets an insert reuse the space, and no autovacuum
+    reaches a temporary table. Jobs that never tidy grow it with every
+    batch; once ``driver.tidied`` vacuums it every ``TIDY_EVERY`` jobs, it
+    grows no more (note 152). The view equals scratch throughout."""
+    engine = sa.create_engine(migrated, pool_size=1, max_overflow=2)  # the jobs share one session
+    pod, consumer = setup(engine)
+    with engine.begin() as c:
+        view = register_view(c, consumer, "v", RENDERED["bgp-join"])
+    drain(engine)
+    p = URIRef(EX + "p")
+    sizes = []
+
+    def batches(n: int) -> None:
+        for _ in range(n):
+            i = len(sizes)
+            with engine.begin() as c:  # 40 triples in, the previous batch's 40 out
+                pods.put_resource(c, pod, "r", {(URIRef(f"{EX}s{i}_{j}"), p, Literal(j))
+                                                for j in range(40)})
+            drain(engine)
+            with engine.begin() as c:
+                sizes.append(c.execute(sa.text("SELECT pg_relation_size('pg_temp.pv_dg')"))
+                             .scalar_one())
+                assert catalog.view_results(c, view) == verify.scratch(c, view), i
+
+    monkeypatch.setattr(driver, "TIDY_EVERY", 10**9)
+    batches(12)
+    assert sizes[-1] > sizes[3], sizes  # untidied: it grew with the batches
+    grown = sizes[-1]
+    monkeypatch.setattr(driver, "TIDY_EVERY", 3)
+    batches(24)
+    assert max(sizes[-12:]) <= grown, sizes  # tidied: the space is reused
+    engine.dispose()
+
+
 def test_a_count_new_to_the_dictionary_is_added_and_the_batch_applied(migrated: str) -> None:
     """A rendered GROUP BY looks up its counts' terms in the dictionary; a
     count no write has made a term yet makes the statement change nothing
