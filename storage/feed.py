@@ -107,7 +107,9 @@ cut AS (SELECT ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
   || ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
            AND at < now() - make_interval(secs => :age)) AS seqs),
 gone AS (DELETE FROM view_changes WHERE view_id = :v
-  AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])) RETURNING seq)"""
+  AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])) RETURNING seq),
+gone_rows AS (DELETE FROM view_change_rows WHERE view_id = :v
+  AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])))"""
 COUNTED = ("feed_floor = greatest(feed_floor, (SELECT max(seq) FROM gone)), "
            "feed_deltas = feed_deltas + (SELECT count(*) FROM head) - (SELECT count(*) FROM gone)")
 RECORD_RESULT = ("(SELECT seq FROM last) AS last, (SELECT added FROM head) AS added, "
@@ -159,7 +161,8 @@ def compact(conn: Connection, view: int, upto: int, floor: int | None = None) ->
     """The view's deltas up to ``upto`` dropped: consumers resume from
     ``floor`` (``upto`` unless given) or later, or read a snapshot."""
     conn.execute(text(
-        "WITH gone AS (DELETE FROM view_changes WHERE view_id = :v AND seq <= :u RETURNING seq) "
+        "WITH gone AS (DELETE FROM view_changes WHERE view_id = :v AND seq <= :u RETURNING seq), "
+        "gone_rows AS (DELETE FROM view_change_rows WHERE view_id = :v AND seq <= :u) "
         "UPDATE views SET feed_floor = greatest(feed_floor, :f), "
         "feed_deltas = feed_deltas - (SELECT count(*) FROM gone) WHERE id = :v"),
         {"v": view, "u": upto, "f": upto if floor is None else floor})

@@ -14,7 +14,6 @@ from sqlalchemy import (
     DateTime,
     Double,
     ForeignKey,
-    ForeignKeyConstraint,
     Index,
     Integer,
     LargeBinary,
@@ -237,7 +236,10 @@ class ViewChange(Base):
 
 
 class ViewChangeRow(Base):
-    """One binding of a ΔV: its term ids by variable and its signed count."""
+    """One binding of a ΔV: its term ids by variable and its signed count.
+    Of the head ``view_changes`` (view_id, seq), with no foreign key: what
+    drops a head drops its rows (``storage.feed``, ``views_repo.drop_view``;
+    migration 0026, design note 152)."""
 
     __tablename__ = "view_change_rows"
     view_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -245,9 +247,6 @@ class ViewChangeRow(Base):
     i: Mapped[int] = mapped_column(Integer, primary_key=True)  # removals first, then additions
     k: Mapped[int] = mapped_column(BigInteger)
     binding: Mapped[dict] = mapped_column(JSONB)  # type: ignore[type-arg]
-    __table_args__ = (ForeignKeyConstraint(["view_id", "seq"],
-                                           ["view_changes.view_id", "view_changes.seq"],
-                                           ondelete="CASCADE"),)
 
 
 class NotificationChannel(Base):

@@ -222,8 +222,9 @@ def unfinished_jobs(conn: Connection, view: int) -> list[Row]:
 
 
 def drop_view(conn: Connection, view: int) -> None:
-    """The view, its jobs, its consents' links and its K-relation tables.
+    """The view, its jobs, its consents' links, its feed and its K-relation tables.
     Waits for a job running on it (the view's row lock)."""
     conn.execute(text("SELECT id FROM views WHERE id = :v FOR UPDATE"), {"v": view})
     krel.drop_all(conn, view)
+    conn.execute(text("DELETE FROM view_change_rows WHERE view_id = :v"), {"v": view})
     conn.execute(text("DELETE FROM views WHERE id = :v"), {"v": view})

@@ -244,6 +244,15 @@ def _check(world: World, query: str, states: list[tuple[int, Counter[Row]]]) -> 
         assert rows == world.oracle(query, at), (query, at)
 
 
+def _orphans(engine: sa.Engine) -> int:
+    """Recorded rows whose delta is gone: none may be left (the rows have no
+    foreign key to their head since migration 0026; the code drops both)."""
+    with engine.connect() as c:
+        return int(c.execute(sa.text(
+            "SELECT count(*) FROM view_change_rows r WHERE NOT EXISTS (SELECT 1 FROM "
+            "view_changes c WHERE c.view_id = r.view_id AND c.seq = r.seq)")).scalar_one())
+
+
 def test_a_position_compacted_away_is_gone(migrated: str) -> None:
     engine = sa.create_engine(migrated)
     stream = Stream(engine, random.Random(4))
@@ -263,6 +272,33 @@ def test_a_position_compacted_away_is_gone(migrated: str) -> None:
         changes.read(engine, ADMIN, view, start, 0, 10)
     page = changes.read(engine, ADMIN, view, seqs[1], 0, 10)  # at the floor: resumes
     assert [ch.seq for ch in page.changes] == seqs[2:]
+    assert _orphans(engine) == 0
+
+
+def test_dropping_a_view_drops_its_feed(migrated: str) -> None:
+    from storage import views_repo
+
+    engine = sa.create_engine(migrated)
+    stream = Stream(engine, random.Random(5))
+    views = _register(engine, stream.consumer)
+    drain(engine)
+    gone, kept = views["min-max-count"], views["distinct-bind"]
+
+    def recorded() -> set[int]:
+        with engine.connect() as c:
+            return set(c.execute(sa.text("SELECT DISTINCT view_id FROM view_change_rows"))
+                       .scalars())
+
+    for _ in range(40):  # until both views have recorded rows
+        if {gone, kept} <= recorded():
+            break
+        stream.step()
+        drain(engine)
+    assert {gone, kept} <= recorded()
+    with engine.begin() as c:
+        views_repo.drop_view(c, gone)
+    assert gone not in recorded() and kept in recorded()
+    assert _orphans(engine) == 0
 
 
 def test_retention_keeps_the_last_deltas(migrated: str) -> None:
@@ -283,6 +319,7 @@ def test_retention_keeps_the_last_deltas(migrated: str) -> None:
         floor, counted = c.execute(sa.text("SELECT feed_floor, feed_deltas FROM views "
                                            "WHERE id = :v"), {"v": view}).one()
     assert len(kept) == 2 and floor < kept[0] and counted == 2
+    assert _orphans(engine) == 0
 
 
 def test_retention_drops_the_deltas_older_than_its_age(migrated: str) -> None:
@@ -319,6 +356,7 @@ def test_retention_drops_the_deltas_older_than_its_age(migrated: str) -> None:
         floor, counted = c.execute(sa.text("SELECT feed_floor, feed_deltas FROM views "
                                            "WHERE id = :v"), {"v": view}).one()
     assert kept[:len(seqs) - 3] == seqs[3:] and floor == seqs[2] and counted == len(kept)
+    assert _orphans(engine) == 0
 
 
 def test_a_delta_at_the_last_position_restarts_the_feed_there(migrated: str) -> None:
