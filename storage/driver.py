@@ -17,6 +17,7 @@ come back as named tuples (``row.id``), as SQLAlchemy's rows read."""
 from __future__ import annotations
 
 import functools
+import logging
 import weakref
 from collections.abc import Mapping
 from typing import Any, cast
@@ -26,6 +27,7 @@ from psycopg.rows import namedtuple_row
 from sqlalchemy import Connection, text
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 
+log = logging.getLogger("podviews.driver")
 _DIALECT = PGDialect_psycopg()
 _TUPLES = psycopg.pq.ExecStatus.TUPLES_OK
 # a cursor per session, made once: a cursor's set-up was a tenth of the driver's time
@@ -91,7 +93,8 @@ TIDY_EVERY = 50  # a session's jobs between two vacuums of its tables
 def tidied(conn: Connection) -> bool:
     """Called after each job's commit: every ``TIDY_EVERY``th time on the
     session, the tables of ``SESSION_TABLES`` it has are vacuumed (outside a
-    transaction, as VACUUM must be). Whether they were."""
+    transaction, as VACUUM must be). Whether they were: a failure is
+    logged, not raised (the job is done; the next turn tries again)."""
     done = conn.info["podviews_jobs"] = conn.info.get("podviews_jobs", 0) + 1
     if done % TIDY_EVERY:
         return False
@@ -104,6 +107,10 @@ def tidied(conn: Connection) -> bool:
             "AND relname = ANY(%s)", [list(SESSION_TABLES)])]
         if have:
             raw.execute("VACUUM " + ", ".join(f"pg_temp.{name}" for name in sorted(have)))
+    except psycopg.Error:
+        log.exception("vacuuming the session's tables failed")
+        return False
     finally:
-        raw.autocommit = was
+        if not raw.closed:
+            raw.autocommit = was
     return True

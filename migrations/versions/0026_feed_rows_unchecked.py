@@ -24,12 +24,10 @@ _KEY = "fk_view_change_rows_view_id_view_changes"
 
 
 def upgrade() -> None:
-    op.execute("DELETE FROM view_change_rows r WHERE NOT EXISTS (SELECT 1 FROM view_changes c "
-               "WHERE c.view_id = r.view_id AND c.seq = r.seq)")  # none: the key held until now
     op.drop_constraint(_KEY, "view_change_rows", type_="foreignkey")
 
 
-def downgrade() -> None:
+def downgrade() -> None:  # rows without a head (none, unless code dropped one alone) go first
     op.execute("DELETE FROM view_change_rows r WHERE NOT EXISTS (SELECT 1 FROM view_changes c "
                "WHERE c.view_id = r.view_id AND c.seq = r.seq)")
     op.create_foreign_key(_KEY, "view_change_rows", "view_changes", ["view_id", "seq"],
