@@ -27,6 +27,8 @@ from psycopg.rows import namedtuple_row
 from sqlalchemy import Connection, text
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 
+from storage import db
+
 log = logging.getLogger("podviews.driver")
 _DIALECT = PGDialect_psycopg()
 _TUPLES = psycopg.pq.ExecStatus.TUPLES_OK
@@ -98,8 +100,8 @@ def tidied(conn: Connection) -> bool:
     done = conn.info["podviews_jobs"] = conn.info.get("podviews_jobs", 0) + 1
     if done % TIDY_EVERY:
         return False
-    raw = cast(psycopg.Connection[Any], conn.connection.dbapi_connection)
-    assert raw is not None and not conn.in_transaction(), "a session tidied inside a transaction"
+    assert not conn.in_transaction(), "a session tidied inside a transaction"
+    raw = db.raw(conn)
     was, raw.autocommit = raw.autocommit, True
     try:
         have = [name for name, in raw.execute(

@@ -109,7 +109,7 @@ cut AS (SELECT ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
 gone AS (DELETE FROM view_changes WHERE view_id = :v
   AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])) RETURNING seq),
 gone_rows AS (DELETE FROM view_change_rows WHERE view_id = :v
-  AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])))"""
+  AND seq = ANY(ARRAY(SELECT seq FROM gone)))"""
 COUNTED = ("feed_floor = greatest(feed_floor, (SELECT max(seq) FROM gone)), "
            "feed_deltas = feed_deltas + (SELECT count(*) FROM head) - (SELECT count(*) FROM gone)")
 RECORD_RESULT = ("(SELECT seq FROM last) AS last, (SELECT added FROM head) AS added, "
@@ -162,7 +162,8 @@ def compact(conn: Connection, view: int, upto: int, floor: int | None = None) ->
     ``floor`` (``upto`` unless given) or later, or read a snapshot."""
     conn.execute(text(
         "WITH gone AS (DELETE FROM view_changes WHERE view_id = :v AND seq <= :u RETURNING seq), "
-        "gone_rows AS (DELETE FROM view_change_rows WHERE view_id = :v AND seq <= :u) "
+        "gone_rows AS (DELETE FROM view_change_rows WHERE view_id = :v "
+        "AND seq = ANY(ARRAY(SELECT seq FROM gone))) "
         "UPDATE views SET feed_floor = greatest(feed_floor, :f), "
         "feed_deltas = feed_deltas - (SELECT count(*) FROM gone) WHERE id = :v"),
         {"v": view, "u": upto, "f": upto if floor is None else floor})
