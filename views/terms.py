@@ -138,8 +138,9 @@ def make_numeric(v: Number, kind: URIRef) -> Literal:
     """A literal of numeric family ``kind`` holding ``v`` in canonical form."""
     if kind == XSD.integer:
         return Literal(str(int(v)), datatype=XSD.integer)
-    if kind == XSD.decimal:
+    if kind == XSD.decimal:  # no trailing zero after the point, no negative zero
         d = Decimal(v)
+        d = d.normalize() if d else Decimal(0)
         s = format(d, "f")
         if "." not in s:
             s += ".0"
