@@ -99,6 +99,11 @@ class AclDocument(Base):
 # The dictionary's xsd:integer literals, indexed by lexical form (migration 0017): a
 # rendered GROUP BY looks its counts' terms up by them (``storage.terms.integer_id``)
 INTEGER_LITERALS = "kind = 2 AND datatype = 'http://www.w3.org/2001/XMLSchema#integer'"
+# and its decimal, float and double literals by datatype and lexical form (0027): a
+# rendered SUM's terms (``storage.terms.number_id``)
+NUMBER_LITERALS = ("kind = 2 AND datatype IN ('http://www.w3.org/2001/XMLSchema#decimal', "
+                   "'http://www.w3.org/2001/XMLSchema#float', "
+                   "'http://www.w3.org/2001/XMLSchema#double')")
 
 
 class Term(Base):
@@ -108,7 +113,9 @@ class Term(Base):
 
     __tablename__ = "terms"
     __table_args__ = (Index("ix_terms_integer_lexical", "lexical",
-                            postgresql_where=text(INTEGER_LITERALS)),)
+                            postgresql_where=text(INTEGER_LITERALS)),
+                      Index("ix_terms_number_lexical", "datatype", "lexical",
+                            postgresql_where=text(NUMBER_LITERALS)))
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     digest: Mapped[bytes] = mapped_column(LargeBinary, unique=True)
     kind: Mapped[int] = mapped_column(SmallInteger)

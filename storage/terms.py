@@ -154,6 +154,22 @@ def integer_id(value: str) -> str:
     return f"(SELECT id FROM terms WHERE {INTEGER_LITERALS} AND lexical = CAST({value} AS text))"
 
 
+NUMBER_TYPES = tuple(str(t) for t in (XSD.decimal, XSD.float, XSD.double))  # migration 0027
+
+
+def number_id(datatype: str, lexical: str) -> str:
+    """SQL for the id of the literal of a numeric ``datatype`` (SQL text: an
+    xsd:integer, decimal, float or double) and ``lexical`` form (SQL text),
+    NULL where the dictionary lacks it: by the index of each datatype's
+    literals (0017, 0027), which a constant datatype lets Postgres use."""
+    if datatype == f"'{XSD.integer}'":
+        return integer_id(lexical)
+    lookups = [f"WHEN '{XSD.integer}' THEN {integer_id(lexical)}"]
+    lookups += [f"WHEN '{t}' THEN (SELECT id FROM terms WHERE kind = 2 AND datatype = '{t}' "
+                f"AND lexical = {lexical})" for t in NUMBER_TYPES]
+    return f"(CASE {datatype} {' '.join(lookups)} END)"
+
+
 def _lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:
     rows = conn.execute(text("SELECT digest, id FROM terms WHERE digest = ANY(:d)"),
                         {"d": digests})

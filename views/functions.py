@@ -22,6 +22,7 @@ from rdflib.term import BNode, Identifier, Literal, URIRef
 
 from views.compare import compare, date_value, datetime_value, equals, same_term
 from views.terms import (
+    EXACT,
     ExprError,
     Number,
     boolean,
@@ -70,9 +71,9 @@ def arithmetic(op: str, a: Identifier, b: Identifier) -> Literal:
     x: Any = to_kind(va, kind)
     y: Any = to_kind(vb, kind)
     if op == "+":
-        r = x + y
+        r = EXACT.add(x, y) if kind == XSD.decimal else x + y
     elif op == "-":
-        r = x - y
+        r = EXACT.subtract(x, y) if kind == XSD.decimal else x - y
     elif op == "*":
         r = x * y
     else:

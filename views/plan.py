@@ -323,6 +323,14 @@ class Plan:
         return frozenset(n.id for n in self.nodes
                          if n is self.root or (n.id in read and not isinstance(n, Scan)))
 
+    @functools.cached_property
+    def grouped(self) -> bool:
+        """Whether a node groups its input (GROUP BY, or aggregates over the
+        one group): its rule reads every member of each group a batch
+        touches, which the stored state need not count (a BGP's are read
+        through the data)."""
+        return any(isinstance(n, Group) for n in self.nodes)
+
     def parents(self) -> dict[str, int]:
         """How many nodes read each node's output (by id)."""
         count: dict[str, int] = {}

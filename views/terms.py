@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from decimal import Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 
 import rdflib
 from rdflib import XSD
@@ -16,6 +16,9 @@ from rdflib.term import BNode, Identifier, Literal, URIRef
 rdflib.NORMALIZE_LITERALS = False
 
 Number = int | Decimal | float
+# Decimals added, subtracted and normalised without rounding: a sum is its exact value,
+# as Postgres's ``numeric`` computes it in a rendered SUM (design note 153)
+EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
 
 
 class ExprError(Exception):
@@ -140,7 +143,7 @@ def make_numeric(v: Number, kind: URIRef) -> Literal:
         return Literal(str(int(v)), datatype=XSD.integer)
     if kind == XSD.decimal:  # no trailing zero after the point, no negative zero
         d = Decimal(v)
-        d = d.normalize() if d else Decimal(0)
+        d = d.normalize(EXACT) if d else Decimal(0)
         s = format(d, "f")
         if "." not in s:
             s += ".0"

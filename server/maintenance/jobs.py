@@ -319,8 +319,10 @@ def unrendered(r: Run) -> str | None:
     why = rendered.unrendered(r.plan)
     if why is not None:
         return f"a node SQL does not render: {why}"
-    if not r.router.render and max(int(r.view.state_rows), int(r.view.solutions or 0)) \
-            < r.router.render_from_rows:
+    # a view that groups renders whatever its size: each batch reads the members of
+    # the groups it touches, which its stored state need not count (note 153)
+    if not r.router.render and not r.plan.grouped and \
+            max(int(r.view.state_rows), int(r.view.solutions or 0)) < r.router.render_from_rows:
         return (f"its state and its solutions hold fewer than {r.router.render_from_rows:,} "
                 "rows (PODVIEWS_SQL_RENDER_FROM_ROWS)")
     return None

@@ -10,6 +10,7 @@ true), and a filter keeps the rows where it ``IS TRUE``.
 - ``=``/``!=`` where one operand is never a literal: term identity, which is
   id equality (decision 8: one id per RDF term).
 - ``sameTerm``: id equality. ``bound``: the column is not NULL.
+- ``isNumeric`` of a variable: its dictionary row is a well-formed number.
 - ``<``, ``>``, ``<=``, ``>=`` between a variable and an integer or decimal
   constant: exactly (``numeric``) when the variable holds an integer or a
   decimal, as doubles when it holds a float or a double (XPath promotion);
@@ -58,6 +59,10 @@ def condition(e: A.Expr, col: Column, term: TermId, iris: frozenset[str],
         case A.Call(fn="=" | "!=", args=(a, b)) if _never_literal(a, iris) or \
                 _never_literal(b, iris):
             return _identity("=" if e.fn == "=" else "<>", a, b, col, term)
+        case A.Call(fn="ISNUMERIC", args=(A.Var(name=v),)) if not spark:
+            c = col(v)  # unbound: no row, an error
+            return "CAST(NULL AS boolean)" if c is None else \
+                f"(SELECT {is_number('t')} FROM terms t WHERE t.id = {c})"
         case A.Call(fn="<" | ">" | "<=" | ">=", args=(a, b)):
             render = _spark_numeric if spark else _numeric
             if isinstance(a, A.Var) and (x := _number(b)) is not None:
@@ -120,17 +125,38 @@ def holds(op: str, v: Decimal | int) -> str:
     any other term, an ill-typed literal or NaN."""
     exact = format(Decimal(v), "f")
     double = f"'{float(v)!r}'"
-    exacts = ", ".join(f"'{d}'" for d in _EXACT)
     floats = ", ".join(f"'{d}'" for d in _FLOATS)
-    # a well-formed literal whose value a double cannot hold has no ``num``
-    huge = (f"(t.datatype = '{XSD.integer}' AND t.lexical ~ '{_INTEGER}' OR "
-            f"t.datatype = '{XSD.decimal}' AND t.lexical ~ '{_DECIMAL}')")
-    return (f"CASE WHEN t.datatype IN ({exacts}) AND (t.num IS NOT NULL OR {huge}) "
-            f"THEN t.lexical::numeric {op} {exact}::numeric "
-            f"WHEN t.datatype IN ({floats}) THEN (CASE WHEN t.num IS NOT NULL THEN t.num "
-            f"WHEN t.lexical ~ '^\\s*[+]?{_OVER}\\s*$' THEN 'Infinity'::float8 "
-            f"WHEN t.lexical ~ '^\\s*-{_OVER}\\s*$' THEN '-Infinity'::float8 END) "
-            f"{op} {double}::float8 END")
+    return (f"CASE WHEN {exact_number('t')} THEN t.lexical::numeric {op} {exact}::numeric "
+            f"WHEN t.datatype IN ({floats}) THEN {double_of('t', nan=False)} {op} {double}::float8 END")
+
+
+def exact_number(t: str) -> str:
+    """Whether the term ``t`` (a row of ``terms``, or NULLs) is a well-formed
+    integer (of xsd:integer or a type derived from it, in its range) or
+    decimal, as a Postgres boolean: its ``num`` is set, or it is too large
+    for a double (``storage.terms._row``)."""
+    exacts = ", ".join(f"'{d}'" for d in _EXACT)
+    huge = " OR ".join(f"{t}.datatype IN ({', '.join(repr(str(d)) for d in types)}) "
+                       f"AND {t}.lexical ~ '{pattern}'" for types, pattern in _HUGE)
+    return f"({t}.datatype IN ({exacts}) AND ({t}.num IS NOT NULL OR {huge}))"
+
+
+def is_number(t: str) -> str:
+    """Whether the term ``t`` is a well-formed number (``isNumeric``), as
+    a Postgres boolean never NULL."""
+    floats = ", ".join(f"'{d}'" for d in _FLOATS)
+    return (f"coalesce({exact_number(t)} OR ({t}.datatype IN ({floats}) "
+            f"AND {double_of(t)} IS NOT NULL), FALSE)")
+
+
+def double_of(t: str, nan: bool = True) -> str:
+    """The value of the float or double ``t`` as a Postgres double (NULL
+    when ill-typed; NaN too unless ``nan``)."""
+    return (f"(CASE WHEN {t}.num IS NOT NULL THEN {t}.num "
+            f"WHEN {t}.lexical ~ '^\\s*[+]?{_OVER}\\s*$' THEN 'Infinity'::float8 "
+            f"WHEN {t}.lexical ~ '^\\s*-{_OVER}\\s*$' THEN '-Infinity'::float8 "
+            + (f"WHEN {t}.lexical ~ '^\\s*NaN\\s*$' THEN 'NaN'::float8 " if nan else "")
+            + "END)")
 
 
 NUMERIC_TYPES = [*_EXACT, *_FLOATS]  # the terms a numeric comparison can hold for
@@ -169,3 +195,8 @@ def spark_tables(sql: str) -> dict[str, str]:
 _INTEGER = r"^\s*[+-]?[0-9]+\s*$"
 _DECIMAL = r"^\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)\s*$"
 _OVER = r"(INF|([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?)"  # INF, or past a double
+_UNSIGNED = "^\\s*[+]?0*[1-9][0-9]{200}[0-9]{108,}\\s*$"  # too many digits for a double
+# the well-formed literals whose value a double cannot hold, by type (no ``num``)
+_HUGE = (((XSD.integer,), _INTEGER), ((XSD.decimal,), _DECIMAL),
+         ((XSD.nonNegativeInteger, XSD.positiveInteger), _UNSIGNED),
+         ((XSD.nonPositiveInteger, XSD.negativeInteger), _UNSIGNED.replace("[+]?", "-")))

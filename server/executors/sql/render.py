@@ -23,12 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from rdflib import XSD
 from rdflib.term import BNode, Identifier
 
 from server.executors.sql.exprs import condition
 from server.executors.sql.shape import NotRendered, Schema, joined_iris, shape
+from server.executors.sql.sums import sum_tallies, sum_term, sums_members
 from storage.krel import NodeTables, column_names, key_columns
-from storage.terms import integer_id
+from storage.terms import integer_id, number_id
 from views import algebra as A
 from views import plan as P
 
@@ -168,7 +170,8 @@ class Renderer:
         self.column = {v: f"v{i}" for i, v in enumerate(names)}
         self.ctes: list[tuple[str, str]] = []
         self.delta_name: dict[str, str] = {}  # nodes whose delta is not empty
-        self.counts: list[tuple[str, list[str]]] = []  # groups' rows: their counts' columns
+        # groups' rows: their numbers' terms (COUNT's, SUM's) as SQL datatype and lexical form
+        self.numbers: list[tuple[str, list[tuple[str, str]]]] = []
         self.missing: dict[object, int] = {}  # constants the dictionary lacks: their ids
         self.summing = summing(plan)
         self._alias = 0
@@ -401,23 +404,24 @@ class Renderer:
 
     def group(self, n: P.Group) -> str | None:
         """GROUP BY variables with COUNT (of a variable, DISTINCT or not, or
-        of *) and the SAMPLE of a key (the aggregates of ``SELECT ?k
-        (COUNT(…) AS ?n) … GROUP BY ?k``): the groups ΔP1 touches recomputed
+        of *), SUM of a variable (``sums``) and the SAMPLE of a key (the
+        aggregates of ``SELECT ?k (COUNT(…) AS ?n) … GROUP BY ?k``): the groups ΔP1 touches recomputed
         from their members — the stored or matched old members of those
         groups and ΔP1's — their old and new solution each a row when they
         differ (counting paper §4, as ``views.interpret``). A DISTINCT count
         counts the values some member has before (after) the batch: the
         members summed by their columns first, each sum is one of those
-        values' (a multiplicity, never below 0). A count's term is looked up in the dictionary
-        (``storage.terms.integer_id``); one it lacks makes the statement change nothing and
-        name it (``MISSING``), to be added and the statement run again."""
+        values' (a multiplicity, never below 0); so are a SUM's (presence and the type of
+        its values are not linear in the rows). A count's or a sum's term is looked up in
+        the dictionary (``storage.terms.number_id``); one it lacks makes the statement
+        change nothing and name it (``MISSING``), to be added and the statement run again."""
         keys = self._group_keys(n)
         rel = self.delta(n.child)
         if not rel:
             return None
         (d,), = rel
-        col, counted = self.column, self._counted(n)
-        own = sorted(set(keys) | {v for v, _ in counted if v is not None})
+        col, counted, summed = self.column, self._counted(n), self._summed(n)
+        own = sorted(set(keys) | {v for v, _ in counted if v is not None} | set(summed))
         touched = self.alias("t")
         self.ctes.append((touched, f"SELECT DISTINCT {self._cols(keys, d.cols)} FROM {d.sql}"))
         parts = [f"SELECT {self._cols(own, d.cols)}, 0 AS ko, {d.k} AS kd FROM {d.sql}"]
@@ -431,11 +435,18 @@ class Renderer:
                          + " AND ".join([*on, *j.where] or ["TRUE"]))
         members, sums = self.alias("m"), self.alias("g")
         body = " UNION ALL ".join(parts)
-        if any(distinct for _, distinct in counted):
+        if summed or any(distinct for _, distinct in counted):
             cols = ", ".join(col[v] for v in own)
             body = (f"SELECT {cols}, sum(ko) AS ko, sum(kd) AS kd FROM ({body}) AS u"
                     + (f" GROUP BY {cols}" if own else ""))
         self.ctes.append((members, body))
+        source, added, results = members, [], []  # per SUM, its tallies and old and new term
+        if summed:
+            source = sums_members(members, [col[v] for v in summed])
+            for at in range(len(summed)):
+                for side, k in (("o", "ko"), ("n", "ko + kd")):
+                    added += sum_tallies(f"{side}_", at, k)
+                    results += sum_term(f"{side}_", at)
         tallies = []  # per count (of a variable or *, DISTINCT or not), its old and new value
         for i, (v, distinct) in enumerate(counted):
             if distinct:
@@ -447,18 +458,29 @@ class Renderer:
             tallies += [f"sum(CASE WHEN {bound} THEN ko ELSE 0 END) AS o{i}",
                         f"sum(CASE WHEN {bound} THEN ko + kd ELSE 0 END) AS n{i}"]
         key_cols = [col[v] for v in keys]
-        self.ctes.append((sums, f"SELECT {', '.join([*key_cols, 'sum(ko) AS o_', 'sum(ko + kd) AS n_', *tallies])} "
-                                f"FROM {members}" + (f" GROUP BY {', '.join(key_cols)}" if keys else "")))
+        selected = [*key_cols, "sum(ko) AS o_", "sum(ko + kd) AS n_", *tallies, *added]
+        grouped = (f"SELECT {', '.join(selected)} FROM {source}"
+                   + (f" GROUP BY {', '.join(key_cols)}" if keys else ""))
+        self.ctes.append((sums, f"SELECT g.*, {', '.join(results)} FROM ({grouped}) AS g"
+                          if results else grouped))
         was, now = ("o_ > 0", "n_ > 0") if keys else ("TRUE", "TRUE")
-        moved = " OR ".join([f"({was}) <> ({now})", *(f"o{i} <> n{i}" for i in range(len(counted)))])
+        moved = " OR ".join([f"({was}) <> ({now})", *(f"o{i} <> n{i}" for i in range(len(counted))),
+                             *(f"o_{x}{at} IS DISTINCT FROM n_{x}{at}" for at in range(len(summed))
+                               for x in "tl")])
         rows = self.alias("r")
-        counts = [f"c{i}" for i in range(len(counted))]
+
+        def values(side: str) -> list[str]:  # a group's counts and sums on one side
+            return [*(f"{side}{i} AS c{i}" for i in range(len(counted))),
+                    *(f"{side}_{x}{at} AS s{x}{at}" for at in range(len(summed)) for x in "tl")]
+
         self.ctes.append((rows, " UNION ALL ".join(
-            f"SELECT {', '.join([*key_cols, *(f'{side}{i} AS c{i}' for i in range(len(counted))), f'{k} AS k'])} "
+            f"SELECT {', '.join([*key_cols, *values(side), f'{k} AS k'])} "
             f"FROM {sums} WHERE {exists} AND ({moved})"
             for side, exists, k in (("o", was, -1), ("n", now, 1)))))
-        if counts:
-            self.counts.append((rows, counts))
+        numbers = [(f"'{XSD.integer}'", f"CAST(c{i} AS text)") for i in range(len(counted))]
+        numbers += [(f"st{at}", f"sl{at}") for at in range(len(summed))]
+        if numbers:
+            self.numbers.append((rows, numbers))
         out = []
         for v in sorted(shape(n).vars):
             agg = next((a for a in n.aggregates if a.var == v), None)
@@ -466,6 +488,10 @@ class Renderer:
                 out.append(f"{col[v]} AS {col[v]}")
             elif agg.fn == "COUNT":
                 out.append(f"{integer_id(f'c{counted.index(_count_of(agg))}')} AS {col[v]}")
+            elif agg.fn == "SUM":
+                assert isinstance(agg.expr, A.Var)
+                at = summed.index(agg.expr.name)
+                out.append(f"{number_id(f'st{at}', f'sl{at}')} AS {col[v]}")
             else:  # SAMPLE of a key: the key
                 assert isinstance(agg.expr, A.Var)
                 out.append(f"{col[agg.expr.name]} AS {col[v]}")
@@ -473,7 +499,8 @@ class Renderer:
 
     def _group_keys(self, n: P.Group) -> list[str]:
         """The group's key variables (a key that is an expression, or an
-        aggregate other than COUNT and the SAMPLE of a key, does not render)."""
+        aggregate other than COUNT, SUM of a variable and the SAMPLE of a
+        key, does not render)."""
         if self.spark:
             raise NotRendered("a group (counts are looked up in the dictionary, on SQL)")
         keys = [e.name for e in n.keys if isinstance(e, A.Var)]
@@ -484,6 +511,7 @@ class Renderer:
         for a in n.aggregates:
             if not ((a.fn == "COUNT" and (isinstance(a.expr, A.Var) or
                                           (a.expr is None and not a.distinct)))
+                    or (a.fn == "SUM" and isinstance(a.expr, A.Var) and not a.distinct)
                     or (a.fn == "SAMPLE" and isinstance(a.expr, A.Var) and a.expr.name in keys)):
                 raise NotRendered(f"the aggregate {'DISTINCT ' if a.distinct else ''}{a.fn}"
                                   + (" of *" if a.expr is None else ""))
@@ -497,6 +525,11 @@ class Renderer:
             if a.fn == "COUNT" and _count_of(a) not in out:
                 out.append(_count_of(a))
         return out
+
+    def _summed(self, n: P.Group) -> list[str]:
+        """The variables the group's SUMs add up, each once."""
+        return list(dict.fromkeys(a.expr.name for a in n.aggregates
+                                  if a.fn == "SUM" and isinstance(a.expr, A.Var)))
 
     def join_rule(self, n: P.Join) -> str | None:
         """ΔP1⋈ΔP2 + ΔP1⋈P2 + P1⋈ΔP2 (Theorem 4.5), with the OPTIONAL's
@@ -699,7 +732,7 @@ def _count_of(a: A.Aggregate) -> tuple[str | None, bool]:
     return (a.expr.name if isinstance(a.expr, A.Var) else None), a.distinct
 
 
-MISSING = "pv_missing"  # the counts whose terms the dictionary lacks (the statement's CTE)
+MISSING = "pv_missing"  # the numbers whose terms the dictionary lacks (the statement's CTE)
 
 
 # --------------------------------------------------------------- program
@@ -809,14 +842,14 @@ def _applied(r: Renderer, ctes: list[str], stored: Stored) -> str:
     node's ΔQ to its tables, and the statement's one row."""
     ctes = list(ctes)
     grown, sizes = [], []
-    gate, missing = "", "CAST(ARRAY[] AS bigint[])"
-    if r.counts:  # a count the dictionary lacks: nothing changes, the count is named
-        values = " UNION ALL ".join(f"SELECT {c} AS c FROM {rows}" for rows, cs in r.counts
-                                    for c in cs)
-        ctes.append(f"{MISSING} AS (SELECT DISTINCT c FROM ({values}) "
-                    f"AS u WHERE {integer_id('c')} IS NULL)")
+    gate, missing = "", "CAST(ARRAY[] AS text[])"
+    if r.numbers:  # a number the dictionary lacks: nothing changes, its term is named
+        ctes.append(f"{MISSING} AS (SELECT DISTINCT dt, lex FROM (" + " UNION ALL ".join(
+            f"SELECT {dt} AS dt, {lex} AS lex FROM {rows} WHERE {lex} IS NOT NULL "
+            f"AND {number_id(dt, lex)} IS NULL" for rows, ns in r.numbers for dt, lex in ns)
+            + ") AS u)")
         gate, missing = (f" AND NOT EXISTS (SELECT 1 FROM {MISSING})",
-                         f"ARRAY(SELECT c FROM {MISSING} ORDER BY c)")
+                         f"ARRAY(SELECT dt || ' ' || lex FROM {MISSING} ORDER BY 1)")
     for i, n, name in stored:
         sizes.append(f"(SELECT count(*) FROM {name})")
         for j, schema in enumerate(sorted(shape(n).schemas, key=sorted)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 
-from rdflib.term import Identifier, Literal
+from rdflib.term import Identifier, Literal, URIRef
 from sqlalchemy import Connection, text
 
 from server.executors.sql import render as R
@@ -62,8 +62,9 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     Statements: ΔG staged (into the table the claim readied), the plan's
     constants looked up (only those not met before on this connection),
     then, unless ΔG changes no node, the statement (a large batch's: ΔG's
-    table truncated after) — run again after adding the counts of a group
-    the dictionary lacked, which it names having changed nothing."""
+    table truncated after) — run again after adding the numbers (a group's
+    counts and sums) the dictionary lacked, which it names having changed
+    nothing."""
     batch = staged_batch(conn, view, plan, tables, pods, after, upto, predicates)
     if batch is None:
         return 0, 0
@@ -72,10 +73,11 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     grown = 0
     if sql is not None:
         grown, largest, missing = execute(conn, sql, pods, size)
-        if missing:  # counts new to the dictionary: added, and the statement run again
-            terms.intern(conn, [Literal(int(n)) for n in missing])  # xsd:integer, as integer_id
+        if missing:  # numbers new to the dictionary: added, and the statement run again
+            terms.intern(conn, [Literal(lexical, datatype=URIRef(datatype)) for datatype, lexical
+                                in (m.split(" ", 1) for m in missing)])  # as number_id finds them
             grown, largest, missing = execute(conn, sql, pods, size)
-            assert not missing, f"counts still missing from the dictionary: {missing}"
+            assert not missing, f"numbers still missing from the dictionary: {missing}"
         within(largest, max_rows)
     if size > PREPARED_UPTO:  # a large ΔG's pages are not kept under the small batches' plans
         conn.execute(text(f"TRUNCATE {R.DG}"))
@@ -130,7 +132,7 @@ def staged_batch(conn: Connection, view: int, plan: Plan, tables: dict[str, krel
 
 
 def execute(conn: Connection, sql: str, pods: list[int], size: int
-            ) -> tuple[int, int, list[int]]:
+            ) -> tuple[int, int, list[str]]:
     """The rendered statement's row for a ΔG of ``size`` triples. A small
     batch's statement runs prepared, its text with the pods inlined (no
     parameter: Postgres plans it once for the session; note 127): psycopg

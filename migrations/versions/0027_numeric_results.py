@@ -1,0 +1,115 @@
+"""A rendered SUM (``server.executors.sql.render``, design note 153) computes
+its value inside the statement and looks its term up in the dictionary by
+datatype and lexical form, as counts are (0017): an index of the decimal,
+float and double literals; ``pv_decimal_lexical``, a decimal written as
+``views.terms.make_numeric`` writes it (no trailing zero, ``.0`` on a whole
+number); ``pv_double_sum``, the double of a sum whose members include doubles
+too large to add as doubles without Postgres refusing the overflow (the
+others' double sum plus those members' exact sum, rounded once); and
+``pv_double_lexical``, a double written as
+``views.terms.make_numeric`` writes it (Python's shortest round-trip form,
+``E`` for the exponent, fixed notation for exponents -4 to 15, ``.0`` on a
+whole number, ``INF``, ``-INF``, ``NaN``), from Postgres's own shortest
+round-trip output (``extra_float_digits = 1``): the same digits, laid out
+again.
+
+Revision ID: 0027
+Revises: 0026
+Create Date: 2026-11-26 23:00:00
+"""
+
+from __future__ import annotations
+
+from alembic import op
+
+revision = '0027'
+down_revision = '0026'
+branch_labels = None
+depends_on = None
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+NUMBERS = ", ".join(f"'{XSD}{t}'" for t in ("decimal", "float", "double"))
+
+DOUBLE_LEXICAL = r"""
+CREATE OR REPLACE FUNCTION pv_double_lexical(x float8) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT SET extra_float_digits = 1 AS $$
+DECLARE
+    m text[];
+    digits text;
+    point int;  -- where the decimal point falls after the first digit's place 0
+    e int;
+    shorter text;
+BEGIN
+    IF x = 'NaN'::float8 THEN RETURN 'NaN'; END IF;
+    IF x = 'Infinity'::float8 THEN RETURN 'INF'; END IF;
+    IF x = '-Infinity'::float8 THEN RETURN '-INF'; END IF;
+    m := regexp_match(x::text, '^(-?)([0-9]+)(\.([0-9]+))?(e([+-]?[0-9]+))?$');
+    digits := m[2] || coalesce(m[4], '');
+    point := length(m[2]) + coalesce(m[6]::int, 0);
+    WHILE length(digits) > 1 AND left(digits, 1) = '0' LOOP
+        digits := substr(digits, 2);
+        point := point - 1;
+    END LOOP;
+    digits := rtrim(digits, '0');
+    IF digits = '' THEN
+        RETURN m[1] || '0.0';
+    END IF;
+    -- Postgres writes some whole numbers past 2^53 with more digits than they need
+    FOR n IN 1 .. CASE WHEN abs(x) < 1e300 THEN length(digits) - 1 ELSE 0 END LOOP
+        shorter := rtrim(round(digits::numeric / 10::numeric ^ (length(digits) - n))::text, '0');
+        IF (m[1] || '0.' || shorter || 'e' || point)::float8 = x THEN
+            point := point + length(shorter) - n;  -- a carry (9.99… to 10) moves the point
+            digits := shorter;
+            EXIT;
+        END IF;
+    END LOOP;
+    e := point - 1;
+    IF e >= -4 AND e < 16 THEN
+        IF point <= 0 THEN
+            RETURN m[1] || '0.' || repeat('0', -point) || digits;
+        ELSIF point >= length(digits) THEN
+            RETURN m[1] || digits || repeat('0', point - length(digits)) || '.0';
+        END IF;
+        RETURN m[1] || left(digits, point) || '.' || substr(digits, point + 1);
+    END IF;
+    RETURN m[1] || left(digits, 1)
+        || CASE WHEN length(digits) > 1 THEN '.' || substr(digits, 2) ELSE '' END
+        || 'E' || CASE WHEN e < 0 THEN '-' ELSE '+' END
+        || CASE WHEN abs(e) < 10 THEN '0' ELSE '' END || abs(e)::text;
+END
+$$
+"""
+
+
+# 2^1024 - 2^970: a sum at or past it rounds to an infinite double (round half to even)
+ROUNDS_TO_INFINITY = (2 ** 1024 - 2 ** 970)
+
+OTHERS = f"""
+CREATE OR REPLACE FUNCTION pv_decimal_lexical(x numeric) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT trim_scale(x)::text || CASE WHEN scale(trim_scale(x)) = 0 THEN '.0' ELSE '' END
+$$;
+CREATE OR REPLACE FUNCTION pv_double_sum(normal float8, huge numeric) RETURNS float8
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN huge IS NULL OR normal IN ('NaN', 'Infinity', '-Infinity')
+                THEN 0::float8 + coalesce(normal, 0)
+                WHEN abs(s) >= {ROUNDS_TO_INFINITY}
+                THEN CASE WHEN s > 0 THEN 'Infinity'::float8 ELSE '-Infinity'::float8 END
+                ELSE s::float8 END
+    FROM (SELECT huge + coalesce(normal, 0)::text::numeric AS s) AS x
+$$
+"""
+
+
+def upgrade() -> None:
+    op.execute(DOUBLE_LEXICAL)
+    op.execute(OTHERS)
+    op.execute("CREATE INDEX IF NOT EXISTS ix_terms_number_lexical ON terms (datatype, lexical) "
+               f"WHERE kind = 2 AND datatype IN ({NUMBERS})")
+
+
+def downgrade() -> None:
+    op.execute("DROP INDEX IF EXISTS ix_terms_number_lexical")
+    op.execute("DROP FUNCTION IF EXISTS pv_double_lexical(float8)")
+    op.execute("DROP FUNCTION IF EXISTS pv_decimal_lexical(numeric)")
+    op.execute("DROP FUNCTION IF EXISTS pv_double_sum(float8, numeric)")

@@ -1,0 +1,81 @@
+"""Migration 0027's functions write a rendered SUM's value as the interpreter
+does (``views.terms.make_numeric``, whose doubles are Python's ``repr``, an
+oracle outside our SQL): the same lexical form for every double of a wide
+sample — random bit patterns (subnormals, the largest, every exponent),
+whole numbers past 2^53 (where Postgres writes more digits than needed),
+the fixed/exponent boundaries — and for decimals; and a double sum whose
+members Postgres cannot add as doubles without refusing the overflow."""
+
+from __future__ import annotations
+
+import math
+import random
+import struct
+from decimal import Decimal
+
+import sqlalchemy as sa
+from rdflib import XSD
+
+from views.terms import make_numeric
+
+
+def _doubles(rng: random.Random) -> list[float]:
+    special = [0.0, -0.0, 1.0, -1.0, 0.1, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
+               math.inf, -math.inf, math.nan, 2.0 ** 53, 2.0 ** 53 + 2, 2.0 ** 63, 2.0 ** 64]
+    edges = [s * 10.0 ** k * m for k in range(-8, 22) for m in (1.0, 9.999999999999998, 1.5)
+             for s in (1, -1)]
+    bits = [struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0] for _ in range(20000)]
+    whole = [float(rng.randint(-10 ** 19, 10 ** 19)) for _ in range(3000)]
+    plain = [rng.uniform(-1e4, 1e4) for _ in range(3000)]
+    return special + edges + bits + whole + plain
+
+
+def _column(c: sa.Connection, sql: str, values: list, kind: str) -> list[str]:
+    return [r[0] for r in c.execute(sa.text(
+        f"SELECT {sql} FROM unnest(CAST(:v AS {kind}[])) WITH ORDINALITY AS u(x, n) ORDER BY n"),
+        {"v": values})]
+
+
+def test_a_double_is_written_as_the_interpreter_writes_it(migrated: str) -> None:
+    values = _doubles(random.Random(153))
+    engine = sa.create_engine(migrated)
+    with engine.connect() as c:
+        got = _column(c, "pv_double_lexical(x)", values, "float8")
+    want = [str(make_numeric(v, XSD.double)) for v in values]
+    wrong = [(v, g, w) for v, g, w in zip(values, got, want, strict=True) if g != w]
+    assert not wrong, wrong[:10]
+    engine.dispose()
+
+
+def test_a_decimal_is_written_as_the_interpreter_writes_it(migrated: str) -> None:
+    rng = random.Random(7)
+    values = [Decimal(f"{rng.randint(-10 ** 12, 10 ** 12)}E{rng.randint(-20, 20)}")
+              for _ in range(3000)]
+    values += [Decimal(0), Decimal("0.000"), Decimal("-0.50"), Decimal(100), Decimal("1E+30"),
+               Decimal("12345678901234567890123456789.123456789")]
+    engine = sa.create_engine(migrated)
+    with engine.connect() as c:
+        got = _column(c, "pv_decimal_lexical(x)", [format(v, "f") for v in values], "numeric")
+    want = [str(make_numeric(v, XSD.decimal)) for v in values]
+    wrong = [(v, g, w) for v, g, w in zip(values, got, want, strict=True) if g != w]
+    assert not wrong, wrong[:10]
+    engine.dispose()
+
+
+def test_a_double_sum_past_the_largest_double_is_infinite_not_refused(migrated: str) -> None:
+    """Python's doubles overflow to infinity; Postgres's refuse it (an error
+    that would fail the job): ``pv_double_sum`` adds the huge members
+    exactly and rounds once."""
+    engine = sa.create_engine(migrated)
+    big = 1.7976931348623157e308
+    cases = [(1.5, None, 1.5), (None, None, 0.0), (1.0, Decimal(big) * 2, math.inf),
+             (-1.0, Decimal(big) * -2, -math.inf), (0.5, Decimal(big), big),
+             (math.nan, Decimal(big), math.nan), (-math.inf, Decimal(big), -math.inf),
+             (-0.0, None, 0.0)]
+    with engine.connect() as c:
+        for normal, huge, want in cases:
+            got = c.execute(sa.text("SELECT pv_double_sum(CAST(:n AS float8), CAST(:h AS numeric))"),
+                            {"n": normal, "h": None if huge is None else format(huge, "f")}).scalar()
+            assert got == want or (math.isnan(got) and math.isnan(want)), (normal, huge, got)
+            assert math.copysign(1, got) == math.copysign(1, want), (normal, huge, got)
+    engine.dispose()
