@@ -1,7 +1,10 @@
 """A rendered SUM (``server.executors.sql.render``, design note 153) computes
 its value inside the statement and looks its term up in the dictionary by
 datatype and lexical form, as counts are (0017): an index of the decimal,
-float and double literals; ``pv_decimal_lexical``, a decimal written as
+float and double literals; ``pv_decimal_div`` and ``pv_double_div``, an
+average's division as Python's decimals (28 significant digits, ties to
+even) and doubles (an underflow is zero, not an error) divide;
+``pv_decimal_lexical``, a decimal written as
 ``views.terms.make_numeric`` writes it (no trailing zero, ``.0`` on a whole
 number); ``pv_double_sum``, the double of a sum whose members include doubles
 too large to add as doubles without Postgres refusing the overflow (the
@@ -84,7 +87,7 @@ $$
 # 2^1024 - 2^970: a sum at or past it rounds to an infinite double (round half to even)
 ROUNDS_TO_INFINITY = (2 ** 1024 - 2 ** 970)
 
-OTHERS = f"""
+OTHERS = rf"""
 CREATE OR REPLACE FUNCTION pv_decimal_lexical(x numeric) RETURNS text
 LANGUAGE sql IMMUTABLE STRICT AS $$
     SELECT trim_scale(x)::text || CASE WHEN scale(trim_scale(x)) = 0 THEN '.0' ELSE '' END
@@ -97,6 +100,49 @@ LANGUAGE sql IMMUTABLE AS $$
                 THEN CASE WHEN s > 0 THEN 'Infinity'::float8 ELSE '-Infinity'::float8 END
                 ELSE s::float8 END
     FROM (SELECT huge + coalesce(normal, 0)::text::numeric AS s) AS x
+$$;
+CREATE OR REPLACE FUNCTION pv_double_div(s float8, n float8) RETURNS float8
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+BEGIN
+    IF s = 0 OR abs(s) >= 1e-290 THEN  -- infinities and NaN too; no subtransaction
+        RETURN s / n;
+    END IF;
+    BEGIN
+        RETURN s / n;
+    EXCEPTION WHEN numeric_value_out_of_range THEN  -- underflow: Python's doubles go to zero
+        RETURN CASE WHEN s < 0 THEN '-0'::float8 ELSE 0::float8 END;
+    END;
+END
+$$;
+CREATE OR REPLACE FUNCTION pv_decimal_div(x numeric, n numeric) RETURNS numeric
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    q numeric;
+    a numeric;
+    e int;
+    t int;
+    low numeric;
+BEGIN
+    IF x = 0 THEN
+        RETURN 0;
+    END IF;
+    -- the quotient with some 40 digits past the 28 kept (Postgres rounds it there)
+    e := length(trunc(abs(x))::text) - length(trunc(abs(n))::text);
+    q := round(x, least(1000, greatest(0, 40 - e + scale(x)))) / n;
+    a := abs(q);
+    IF a >= 1 THEN
+        e := length(trunc(a)::text) - 1;
+    ELSE
+        e := -(length(substring(a::text from '^0\.(0*)')) + 1);
+    END IF;
+    t := 27 - e;
+    low := trunc(q, t);
+    IF abs(q - low) * 10::numeric ^ t = 0.5 AND q * n = x
+            AND mod(abs(low) * 10::numeric ^ t, 2) = 0 THEN
+        RETURN low;  -- an exact tie goes to the even digit (Python's default context)
+    END IF;
+    RETURN round(q, t);
+END
 $$
 """
 
@@ -113,3 +159,5 @@ def downgrade() -> None:
     op.execute("DROP FUNCTION IF EXISTS pv_double_lexical(float8)")
     op.execute("DROP FUNCTION IF EXISTS pv_decimal_lexical(numeric)")
     op.execute("DROP FUNCTION IF EXISTS pv_double_sum(float8, numeric)")
+    op.execute("DROP FUNCTION IF EXISTS pv_double_div(float8, float8)")
+    op.execute("DROP FUNCTION IF EXISTS pv_decimal_div(numeric, numeric)")

@@ -16,7 +16,7 @@ from decimal import Decimal
 import sqlalchemy as sa
 from rdflib import XSD
 
-from views.terms import make_numeric
+from views.terms import EXACT, make_numeric
 
 
 def _doubles(rng: random.Random) -> list[float]:
@@ -78,4 +78,40 @@ def test_a_double_sum_past_the_largest_double_is_infinite_not_refused(migrated: 
                             {"n": normal, "h": None if huge is None else format(huge, "f")}).scalar()
             assert got == want or (math.isnan(got) and math.isnan(want)), (normal, huge, got)
             assert math.copysign(1, got) == math.copysign(1, want), (normal, huge, got)
+    engine.dispose()
+
+
+def test_a_decimal_average_divides_as_pythons_decimals(migrated: str) -> None:
+    """``pv_decimal_div``: Python's default context (28 significant digits,
+    ties to even) over random quotients of every magnitude and exact ties
+    at the 29th digit, where rounding half away from zero would differ."""
+    rng = random.Random(11)
+    cases = [(Decimal(f"{rng.randint(-10 ** rng.randint(1, 40), 10 ** rng.randint(1, 40))}"
+                      f"E{rng.randint(-30, 10)}"),
+              Decimal(rng.choice([rng.randint(1, 10), rng.randint(1, 10 ** 6), 3, 7, 1024])))
+             for _ in range(6000)]
+    for _ in range(1500):
+        tie = Decimal(rng.randint(10 ** 27, 10 ** 28 - 1) * 10 + 5).scaleb(rng.randint(-40, 10))
+        n = Decimal(rng.choice([1, 2, 4, 5, 8, 16, 25]))
+        cases.append((EXACT.multiply(tie, n), n))
+    engine = sa.create_engine(migrated)
+    with engine.connect() as c:
+        got = [r[0] for r in c.execute(sa.text(
+            "SELECT pv_decimal_lexical(pv_decimal_div(x, n)) FROM unnest(CAST(:x AS numeric[]), "
+            "CAST(:n AS numeric[])) WITH ORDINALITY AS u(x, n, i) ORDER BY i"),
+            {"x": [format(x, "f") for x, _ in cases], "n": [format(n, "f") for _, n in cases]})]
+    want = [str(make_numeric(x / n, XSD.decimal)) for x, n in cases]
+    wrong = [(x, n, g, w) for (x, n), g, w in zip(cases, got, want, strict=True) if g != w]
+    assert not wrong, wrong[:10]
+    engine.dispose()
+
+
+def test_a_double_average_that_underflows_is_zero_not_refused(migrated: str) -> None:
+    engine = sa.create_engine(migrated)
+    with engine.connect() as c:
+        for s, n in ((5e-324, 2), (-5e-324, 2), (5e-324 * 3, 2), (1.5, 3), (math.inf, 2)):
+            got = c.execute(sa.text("SELECT pv_double_div(CAST(:s AS float8), :n)"),
+                            {"s": s, "n": n}).scalar()
+            want = s / n
+            assert got == want and math.copysign(1, got) == math.copysign(1, want), (s, n, got)
     engine.dispose()

@@ -14,7 +14,9 @@ NULL where a solution leaves it unbound; joins compare columns only where
 both sides may bind them (SPARQL 1.1 §18.3 compatibility).
 
 A node ``render`` cannot state (an expression without exact SQL semantics,
-a group, a BIND, EXISTS) makes the view run in the interpreter
+a group by an expression or with an aggregate other than COUNT, SUM, AVG
+and the SAMPLE of a key, a BIND of an expression, an EXISTS other than of a
+BGP) makes the view run in the interpreter
 (``views.interpret``), named in its plan (``placement``).
 """
 
@@ -28,7 +30,7 @@ from rdflib.term import BNode, Identifier
 
 from server.executors.sql.exprs import condition
 from server.executors.sql.shape import NotRendered, Schema, joined_iris, shape
-from server.executors.sql.sums import sum_tallies, sum_term, sums_members
+from server.executors.sql.sums import sums_members, tallies, term
 from storage.krel import NodeTables, column_names, key_columns
 from storage.terms import integer_id, number_id
 from views import algebra as A
@@ -403,25 +405,31 @@ class Renderer:
         return self.summed(n, selects)  # two mappings may meet: one binding ?y, one ?x
 
     def group(self, n: P.Group) -> str | None:
-        """GROUP BY variables with COUNT (of a variable, DISTINCT or not, or
-        of *), SUM of a variable (``sums``) and the SAMPLE of a key (the
-        aggregates of ``SELECT ?k (COUNT(…) AS ?n) … GROUP BY ?k``): the groups ΔP1 touches recomputed
-        from their members — the stored or matched old members of those
-        groups and ΔP1's — their old and new solution each a row when they
-        differ (counting paper §4, as ``views.interpret``). A DISTINCT count
-        counts the values some member has before (after) the batch: the
-        members summed by their columns first, each sum is one of those
-        values' (a multiplicity, never below 0); so are a SUM's (presence and the type of
-        its values are not linear in the rows). A count's or a sum's term is looked up in
-        the dictionary (``storage.terms.number_id``); one it lacks makes the statement
-        change nothing and name it (``MISSING``), to be added and the statement run again."""
+        """GROUP BY variables with COUNT (of a variable or of *, DISTINCT or
+        not), SUM and AVG of a variable (``sums``) and the SAMPLE of a key
+        (the aggregates of ``SELECT ?k (COUNT(…) AS ?n) … GROUP BY ?k``):
+        the groups ΔP1 touches recomputed from their members — the stored
+        or matched old members of those groups and ΔP1's — their old and
+        new solution each a row when they differ (counting paper §4, as
+        ``views.interpret``). A DISTINCT count counts the values (the
+        mappings, for *) some member has before (after) the batch: the
+        members summed by their columns first (all of them, for *), each
+        sum is one of those values' (a multiplicity, never below 0); so are
+        a SUM's and an AVG's (presence and the type of their values are not
+        linear in the rows). Their terms are looked up in the dictionary
+        (``storage.terms.number_id``); one it lacks makes the statement
+        change nothing and name it (``MISSING``), to be added and the
+        statement run again."""
         keys = self._group_keys(n)
         rel = self.delta(n.child)
         if not rel:
             return None
         (d,), = rel
-        col, counted, summed = self.column, self._counted(n), self._summed(n)
+        col, counted, numbers = self.column, self._counted(n), self._numbers(n)
+        summed = list(dict.fromkeys(v for _, v in numbers))  # the variables SUMs and AVGs read
         own = sorted(set(keys) | {v for v, _ in counted if v is not None} | set(summed))
+        if (None, True) in counted:  # COUNT(DISTINCT *): its members are whole mappings
+            own = sorted(shape(n.child).vars)
         touched = self.alias("t")
         self.ctes.append((touched, f"SELECT DISTINCT {self._cols(keys, d.cols)} FROM {d.sql}"))
         parts = [f"SELECT {self._cols(own, d.cols)}, 0 AS ko, {d.k} AS kd FROM {d.sql}"]
@@ -440,47 +448,48 @@ class Renderer:
             body = (f"SELECT {cols}, sum(ko) AS ko, sum(kd) AS kd FROM ({body}) AS u"
                     + (f" GROUP BY {cols}" if own else ""))
         self.ctes.append((members, body))
-        source, added, results = members, [], []  # per SUM, its tallies and old and new term
+        source, added, results = members, [], []  # SUMs' and AVGs' tallies, old and new terms
         if summed:
             source = sums_members(members, [col[v] for v in summed])
-            for at in range(len(summed)):
-                for side, k in (("o", "ko"), ("n", "ko + kd")):
-                    added += sum_tallies(f"{side}_", at, k)
-                    results += sum_term(f"{side}_", at)
-        tallies = []  # per count (of a variable or *, DISTINCT or not), its old and new value
+            for side, k in (("o_", "ko"), ("n_", "ko + kd")):
+                for at in range(len(summed)):
+                    added += tallies(side, at, k)
+                for r, (fn, var) in enumerate(numbers):
+                    results += term(fn, side, summed.index(var), r)
+        counts = []  # per count (of a variable or *, DISTINCT or not), its old and new value
         for i, (v, distinct) in enumerate(counted):
             if distinct:
-                assert v is not None
-                tallies += [f"count(DISTINCT {col[v]}) FILTER (WHERE ko > 0) AS o{i}",
-                            f"count(DISTINCT {col[v]}) FILTER (WHERE ko + kd > 0) AS n{i}"]
+                what = "*" if v is None else f"DISTINCT {col[v]}"
+                counts += [f"count({what}) FILTER (WHERE ko > 0) AS o{i}",
+                           f"count({what}) FILTER (WHERE ko + kd > 0) AS n{i}"]
                 continue
             bound = "TRUE" if v is None else f"{col[v]} IS NOT NULL"
-            tallies += [f"sum(CASE WHEN {bound} THEN ko ELSE 0 END) AS o{i}",
-                        f"sum(CASE WHEN {bound} THEN ko + kd ELSE 0 END) AS n{i}"]
+            counts += [f"sum(CASE WHEN {bound} THEN ko ELSE 0 END) AS o{i}",
+                       f"sum(CASE WHEN {bound} THEN ko + kd ELSE 0 END) AS n{i}"]
         key_cols = [col[v] for v in keys]
-        selected = [*key_cols, "sum(ko) AS o_", "sum(ko + kd) AS n_", *tallies, *added]
+        selected = [*key_cols, "sum(ko) AS o_", "sum(ko + kd) AS n_", *counts, *added]
         grouped = (f"SELECT {', '.join(selected)} FROM {source}"
                    + (f" GROUP BY {', '.join(key_cols)}" if keys else ""))
         self.ctes.append((sums, f"SELECT g.*, {', '.join(results)} FROM ({grouped}) AS g"
                           if results else grouped))
         was, now = ("o_ > 0", "n_ > 0") if keys else ("TRUE", "TRUE")
         moved = " OR ".join([f"({was}) <> ({now})", *(f"o{i} <> n{i}" for i in range(len(counted))),
-                             *(f"o_{x}{at} IS DISTINCT FROM n_{x}{at}" for at in range(len(summed))
+                             *(f"o_{x}{r} IS DISTINCT FROM n_{x}{r}" for r in range(len(numbers))
                                for x in "tl")])
         rows = self.alias("r")
 
         def values(side: str) -> list[str]:  # a group's counts and sums on one side
             return [*(f"{side}{i} AS c{i}" for i in range(len(counted))),
-                    *(f"{side}_{x}{at} AS s{x}{at}" for at in range(len(summed)) for x in "tl")]
+                    *(f"{side}_{x}{r} AS s{x}{r}" for r in range(len(numbers)) for x in "tl")]
 
         self.ctes.append((rows, " UNION ALL ".join(
             f"SELECT {', '.join([*key_cols, *values(side), f'{k} AS k'])} "
             f"FROM {sums} WHERE {exists} AND ({moved})"
             for side, exists, k in (("o", was, -1), ("n", now, 1)))))
-        numbers = [(f"'{XSD.integer}'", f"CAST(c{i} AS text)") for i in range(len(counted))]
-        numbers += [(f"st{at}", f"sl{at}") for at in range(len(summed))]
-        if numbers:
-            self.numbers.append((rows, numbers))
+        terms = [(f"'{XSD.integer}'", f"CAST(c{i} AS text)") for i in range(len(counted))]
+        terms += [(f"st{r}", f"sl{r}") for r in range(len(numbers))]
+        if terms:
+            self.numbers.append((rows, terms))
         out = []
         for v in sorted(shape(n).vars):
             agg = next((a for a in n.aggregates if a.var == v), None)
@@ -488,10 +497,10 @@ class Renderer:
                 out.append(f"{col[v]} AS {col[v]}")
             elif agg.fn == "COUNT":
                 out.append(f"{integer_id(f'c{counted.index(_count_of(agg))}')} AS {col[v]}")
-            elif agg.fn == "SUM":
+            elif agg.fn in ("SUM", "AVG"):
                 assert isinstance(agg.expr, A.Var)
-                at = summed.index(agg.expr.name)
-                out.append(f"{number_id(f'st{at}', f'sl{at}')} AS {col[v]}")
+                r = numbers.index((agg.fn, agg.expr.name))
+                out.append(f"{number_id(f'st{r}', f'sl{r}')} AS {col[v]}")
             else:  # SAMPLE of a key: the key
                 assert isinstance(agg.expr, A.Var)
                 out.append(f"{col[agg.expr.name]} AS {col[v]}")
@@ -499,8 +508,8 @@ class Renderer:
 
     def _group_keys(self, n: P.Group) -> list[str]:
         """The group's key variables (a key that is an expression, or an
-        aggregate other than COUNT, SUM of a variable and the SAMPLE of a
-        key, does not render)."""
+        aggregate other than COUNT, SUM or AVG of a variable and the
+        SAMPLE of a key, does not render)."""
         if self.spark:
             raise NotRendered("a group (counts are looked up in the dictionary, on SQL)")
         keys = [e.name for e in n.keys if isinstance(e, A.Var)]
@@ -509,9 +518,8 @@ class Renderer:
         if len(set(keys)) != len(keys):
             raise NotRendered("a variable grouped by twice")
         for a in n.aggregates:
-            if not ((a.fn == "COUNT" and (isinstance(a.expr, A.Var) or
-                                          (a.expr is None and not a.distinct)))
-                    or (a.fn == "SUM" and isinstance(a.expr, A.Var) and not a.distinct)
+            if not ((a.fn == "COUNT" and (isinstance(a.expr, A.Var) or a.expr is None))
+                    or (a.fn in ("SUM", "AVG") and isinstance(a.expr, A.Var) and not a.distinct)
                     or (a.fn == "SAMPLE" and isinstance(a.expr, A.Var) and a.expr.name in keys)):
                 raise NotRendered(f"the aggregate {'DISTINCT ' if a.distinct else ''}{a.fn}"
                                   + (" of *" if a.expr is None else ""))
@@ -526,10 +534,10 @@ class Renderer:
                 out.append(_count_of(a))
         return out
 
-    def _summed(self, n: P.Group) -> list[str]:
-        """The variables the group's SUMs add up, each once."""
-        return list(dict.fromkeys(a.expr.name for a in n.aggregates
-                                  if a.fn == "SUM" and isinstance(a.expr, A.Var)))
+    def _numbers(self, n: P.Group) -> list[tuple[str, str]]:
+        """The group's SUMs and AVGs (of a variable), each once."""
+        return list(dict.fromkeys((a.fn, a.expr.name) for a in n.aggregates
+                                  if a.fn in ("SUM", "AVG") and isinstance(a.expr, A.Var)))
 
     def join_rule(self, n: P.Join) -> str | None:
         """ΔP1⋈ΔP2 + ΔP1⋈P2 + P1⋈ΔP2 (Theorem 4.5), with the OPTIONAL's

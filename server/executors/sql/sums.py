@@ -1,10 +1,11 @@
-"""SUM over a group's members in SQL (SPARQL 1.1 §18.5.1.3, as
-``views.aggregates``): the XPath sum of the members' values, each counted
+"""SUM and AVG over a group's members in SQL (SPARQL 1.1 §18.5.1.3–4,
+as ``views.aggregates``): the XPath sum of the members' values, each counted
 as often as its multiplicity — xsd:integer while every value is an integer,
 xsd:decimal once a decimal is among them, xsd:float, then xsd:double (type
 promotion) — and an error, which leaves the aggregate unbound, when a
 member's value is not a number (an IRI, a string, an ill-typed literal,
-unbound).
+unbound). AVG is that sum divided by the number of values (XPath's
+op:numeric-divide: an integer sum divides as a decimal).
 
 Integers and decimals add exactly (Postgres ``numeric``; the interpreter's
 decimals too, ``views.terms.EXACT``); floats and doubles as doubles, in the
@@ -49,15 +50,17 @@ def sums_members(members: str, columns: list[str]) -> str:
     return (f"(SELECT m.*, {', '.join(extra)} FROM {members} AS m {' '.join(joins)}) AS u")
 
 
-def sum_tallies(side: str, j: int, k: str) -> list[str]:
-    """The aggregates over a group's rows (``sums_members``) a SUM of
-    column ``j`` needs on one ``side`` (``o_``: before the batch, ``n_``:
-    after), the member's multiplicity there ``k``: its erring members, its
+def tallies(side: str, j: int, k: str) -> list[str]:
+    """The aggregates over a group's rows (``sums_members``) a SUM or an
+    AVG of column ``j`` needs on one ``side`` (``o_``: before the batch,
+    ``n_``: after), the member's multiplicity there ``k``: its values (a
+    member counted as often as its multiplicity), its erring members, its
     highest family, its exact sum (integers and decimals), its double sum
     of the values below ``HUGE`` and the exact sum of the finite ones above."""
     present = f"({k}) > 0"
     huge = f"abs(d{j}) >= {HUGE} AND d{j} NOT IN ('Infinity', '-Infinity', 'NaN')"
-    return [f"sum(CASE WHEN {present} AND f{j} IS NULL THEN 1 ELSE 0 END) AS {side}e{j}",
+    return [f"sum(CASE WHEN {present} THEN {k} ELSE 0 END) AS {side}c{j}",
+            f"sum(CASE WHEN {present} AND f{j} IS NULL THEN 1 ELSE 0 END) AS {side}e{j}",
             f"max(CASE WHEN {present} THEN f{j} END) AS {side}f{j}",
             f"sum(CASE WHEN {present} AND f{j} <= 1 THEN x{j} * ({k}) END) AS {side}x{j}",
             (f"sum(CASE WHEN {present} AND f{j} IS NOT NULL AND NOT ({huge}) "
@@ -66,15 +69,26 @@ def sum_tallies(side: str, j: int, k: str) -> list[str]:
              f"AS {side}h{j}")]
 
 
-def sum_term(side: str, j: int) -> list[str]:
-    """The SUM's term on ``side`` from its tallies: its datatype
-    (``{side}t{j}``) and lexical form (``{side}l{j}``), both NULL when it
-    is an error; the sum of no member is the integer 0."""
+def term(fn: str, side: str, j: int, r: int) -> list[str]:
+    """The term of the SUM or AVG ``fn`` of column ``j`` on ``side`` from
+    its tallies: its datatype (``{side}t{r}``) and lexical form
+    (``{side}l{r}``), both NULL when it is an error. The sum (and the
+    average) of no value is the integer 0; an average of integers and
+    decimals is a decimal, divided as Python's decimals are (28
+    significant digits, ties to even: ``pv_decimal_div``), of floats or
+    doubles a double division (``pv_double_div``)."""
     error = f"{side}e{j} > 0"
     family = f"coalesce({side}f{j}, 0)"
-    datatype = " ".join(f"WHEN {i} THEN '{t}'" for i, t in enumerate(FAMILIES))
-    return [f"CASE WHEN {error} THEN NULL ELSE CASE {family} {datatype} END END AS {side}t{j}",
-            (f"CASE WHEN {error} THEN NULL "
-             f"WHEN {family} >= 2 THEN pv_double_lexical(pv_double_sum({side}d{j}, {side}h{j})) "
-             f"WHEN {family} = 1 THEN pv_decimal_lexical({side}x{j}) "
-             f"ELSE coalesce({side}x{j}, 0)::text END AS {side}l{j}")]
+    exact, double = f"coalesce({side}x{j}, 0)", f"pv_double_sum({side}d{j}, {side}h{j})"
+    families = list(FAMILIES)
+    empty, whole = "FALSE", f"{family} = 0"  # a sum of integers is an integer
+    if fn == "AVG":
+        n = f"{side}c{j}"
+        exact, double = f"pv_decimal_div({exact}, {n})", f"pv_double_div({double}, {n})"
+        families[0], empty, whole = XSD.decimal, f"{n} = 0", "FALSE"
+    datatype = " ".join(f"WHEN {i} THEN '{t}'" for i, t in enumerate(families))
+    return [(f"CASE WHEN {error} THEN NULL WHEN {empty} THEN '{XSD.integer}' "
+             f"ELSE CASE {family} {datatype} END END AS {side}t{r}"),
+            (f"CASE WHEN {error} THEN NULL WHEN {empty} THEN '0' "
+             f"WHEN {family} >= 2 THEN pv_double_lexical({double}) "
+             f"WHEN {whole} THEN {exact}::text ELSE pv_decimal_lexical({exact}) END AS {side}l{r}")]
