@@ -7,7 +7,10 @@ ORDER BY term order), so incremental and from-scratch agree exactly.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal
@@ -15,8 +18,8 @@ from rdflib.term import BNode, Identifier, Literal
 from views import algebra as A
 from views.compare import order_key
 from views.expr import ExistsFn, _no_exists, evaluate, try_evaluate
-from views.functions import arithmetic
-from views.terms import ExprError
+from views.functions import arithmetic, numeric_of
+from views.terms import ExprError, Number, make_numeric, promote
 
 Rows = Iterable[tuple[dict, int]]
 
@@ -54,12 +57,38 @@ def _count(values: list, agg: A.Aggregate) -> Identifier:
 
 
 def _sum(values: list, agg: A.Aggregate) -> Identifier:
+    """Integers and decimals add exactly (XPath op:numeric-add, in any
+    order); once a float or a double is among the values, the sum is the
+    double nearest to the exact sum of the values — one rounding, not one
+    per addition, so that it does not depend on the order the members come
+    in (which a maintained group and a recomputed one do not share: design
+    note 153)."""
+    if any(v is None for v in values):
+        raise ExprError("SUM over an error")
+    numbers = [numeric_of(v) for v in values]
+    kind = functools.reduce(promote, (k for _, k in numbers), XSD.integer)
+    if kind in (XSD.float, XSD.double):
+        return make_numeric(nearest_double([n for n, _ in numbers]), kind)
     total: Identifier = Literal("0", datatype=XSD.integer)
     for v in values:
-        if v is None:
-            raise ExprError("SUM over an error")
         total = arithmetic("+", total, v)
     return total
+
+
+def nearest_double(numbers: list[Number]) -> float:
+    """The double nearest to the exact sum of ``numbers`` (NaN with a NaN
+    or with both infinities, an infinity with one of them; +0.0 for an
+    exact zero; infinite past the largest double)."""
+    if any(isinstance(n, float) and math.isnan(n) for n in numbers) or \
+            (math.inf in numbers and -math.inf in numbers):
+        return math.nan
+    if math.inf in numbers or -math.inf in numbers:
+        return math.inf if math.inf in numbers else -math.inf
+    exact = sum((Fraction(n) for n in numbers), Fraction(0))
+    try:
+        return 0.0 + float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
 
 
 def _avg(values: list, agg: A.Aggregate) -> Identifier:

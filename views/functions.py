@@ -52,7 +52,8 @@ def fn(*names: str) -> Callable[[Fn], Fn]:
 # ------------------------------------------------------------------ operators
 
 
-def _num(t: Identifier) -> tuple[Number, URIRef]:
+def numeric_of(t: Identifier) -> tuple[Number, URIRef]:
+    """A numeric literal's value and family; an ExprError for anything else."""
     kind = numeric_type(t)
     if kind is None:
         raise ExprError("not a number")
@@ -61,8 +62,8 @@ def _num(t: Identifier) -> tuple[Number, URIRef]:
 
 def arithmetic(op: str, a: Identifier, b: Identifier) -> Literal:
     """Numeric + - * / with type promotion (XPath op:numeric-*)."""
-    va, ka = _num(a)
-    vb, kb = _num(b)
+    va, ka = numeric_of(a)
+    vb, kb = numeric_of(b)
     kind = promote(ka, kb)
     if op == "/" and kind == XSD.integer:
         kind = XSD.decimal
@@ -97,13 +98,13 @@ for _op in "+-*/":
 
 @fn("neg")
 def _neg(a: Identifier) -> Literal:
-    v, k = _num(a)
+    v, k = numeric_of(a)
     return make_numeric(-v, k)
 
 
 @fn("pos")
 def _pos(a: Identifier) -> Literal:
-    v, k = _num(a)
+    v, k = numeric_of(a)
     return make_numeric(v, k)
 
 
@@ -354,7 +355,7 @@ def _replace(text: Identifier, pattern: Identifier, repl: Identifier,
 
 def _rounding(name: str, py: Callable[[float], float], mode: str) -> None:
     def f(a: Identifier) -> Literal:
-        v, k = _num(a)
+        v, k = numeric_of(a)
         if k == XSD.integer:
             return make_numeric(v, k)
         if k == XSD.decimal:
@@ -372,7 +373,7 @@ _rounding("FLOOR", math.floor, ROUND_FLOOR)
 
 @fn("ABS")
 def _abs(a: Identifier) -> Literal:
-    v, k = _num(a)
+    v, k = numeric_of(a)
     return make_numeric(abs(v), k)  # type: ignore[arg-type]
 
 

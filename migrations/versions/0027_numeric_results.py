@@ -6,9 +6,9 @@ average's division as Python's decimals (28 significant digits, ties to
 even) and doubles (an underflow is zero, not an error) divide;
 ``pv_decimal_lexical``, a decimal written as
 ``views.terms.make_numeric`` writes it (no trailing zero, ``.0`` on a whole
-number); ``pv_double_sum``, the double of a sum whose members include doubles
-too large to add as doubles without Postgres refusing the overflow (the
-others' double sum plus those members' exact sum, rounded once); and
+number); ``pv_double_scaled``, a double's exact value times 2^1074 (an
+integer: its bits read); ``pv_double_sum``, the double nearest to a sum
+computed exactly (``views.aggregates.nearest_double``); and
 ``pv_double_lexical``, a double written as
 ``views.terms.make_numeric`` writes it (Python's shortest round-trip form,
 ``E`` for the exponent, fixed notation for exponents -4 to 15, ``.0`` on a
@@ -84,22 +84,35 @@ $$
 """
 
 
-# 2^1024 - 2^970: a sum at or past it rounds to an infinite double (round half to even)
-ROUNDS_TO_INFINITY = (2 ** 1024 - 2 ** 970)
+# 2^1024 - 2^970, times 10^1074 (the sum's scale in pv_double_sum): a sum at or past
+# it rounds to an infinite double (round half to even)
+ROUNDS_TO_INFINITY = (2 ** 1024 - 2 ** 970) * 10 ** 1074
 
 OTHERS = rf"""
 CREATE OR REPLACE FUNCTION pv_decimal_lexical(x numeric) RETURNS text
 LANGUAGE sql IMMUTABLE STRICT AS $$
     SELECT trim_scale(x)::text || CASE WHEN scale(trim_scale(x)) = 0 THEN '.0' ELSE '' END
 $$;
-CREATE OR REPLACE FUNCTION pv_double_sum(normal float8, huge numeric) RETURNS float8
+CREATE OR REPLACE FUNCTION pv_double_scaled(x float8) RETURNS numeric
+LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT CASE WHEN b < 0 THEN -1 ELSE 1 END
+        * (CASE WHEN e = 0 THEN f ELSE f + 4503599627370496 END)::numeric
+        * power(2::numeric, greatest(e - 1, 0))
+    FROM (SELECT b, b & 4503599627370495 AS f, (b >> 52) & 2047 AS e
+          FROM (SELECT ('x' || encode(float8send(x), 'hex'))::bit(64)::bigint AS b) AS bits) AS p
+$$;
+CREATE OR REPLACE FUNCTION pv_double_sum(nans numeric, pinf numeric, ninf numeric,
+                                         exact numeric, scaled numeric) RETURNS float8
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE WHEN huge IS NULL OR normal IN ('NaN', 'Infinity', '-Infinity')
-                THEN 0::float8 + coalesce(normal, 0)
+    SELECT CASE WHEN nans > 0 OR (pinf > 0 AND ninf > 0) THEN 'NaN'::float8
+                WHEN pinf > 0 THEN 'Infinity'::float8
+                WHEN ninf > 0 THEN '-Infinity'::float8
+                WHEN s = 0 THEN 0::float8
                 WHEN abs(s) >= {ROUNDS_TO_INFINITY}
                 THEN CASE WHEN s > 0 THEN 'Infinity'::float8 ELSE '-Infinity'::float8 END
-                ELSE s::float8 END
-    FROM (SELECT huge + coalesce(normal, 0)::text::numeric AS s) AS x
+                ELSE (s::text || 'e-1074')::float8 END
+    FROM (SELECT (coalesce(exact, 0) * power(2::numeric, 1074) + coalesce(scaled, 0))
+                 * power(5::numeric, 1074) AS s) AS x
 $$;
 CREATE OR REPLACE FUNCTION pv_double_div(s float8, n float8) RETURNS float8
 LANGUAGE plpgsql IMMUTABLE STRICT AS $$
@@ -158,6 +171,8 @@ def downgrade() -> None:
     op.execute("DROP INDEX IF EXISTS ix_terms_number_lexical")
     op.execute("DROP FUNCTION IF EXISTS pv_double_lexical(float8)")
     op.execute("DROP FUNCTION IF EXISTS pv_decimal_lexical(numeric)")
-    op.execute("DROP FUNCTION IF EXISTS pv_double_sum(float8, numeric)")
+    op.execute("DROP FUNCTION IF EXISTS pv_double_sum(numeric, numeric, numeric, numeric, "
+               "numeric)")
+    op.execute("DROP FUNCTION IF EXISTS pv_double_scaled(float8)")
     op.execute("DROP FUNCTION IF EXISTS pv_double_div(float8, float8)")
     op.execute("DROP FUNCTION IF EXISTS pv_decimal_div(numeric, numeric)")

@@ -3,8 +3,8 @@ does (``views.terms.make_numeric``, whose doubles are Python's ``repr``, an
 oracle outside our SQL): the same lexical form for every double of a wide
 sample — random bit patterns (subnormals, the largest, every exponent),
 whole numbers past 2^53 (where Postgres writes more digits than needed),
-the fixed/exponent boundaries — and for decimals; and a double sum whose
-members Postgres cannot add as doubles without refusing the overflow."""
+the fixed/exponent boundaries — and for decimals; and the sums and
+averages a rendered SUM and AVG compute, as the interpreter computes them."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from decimal import Decimal
 import sqlalchemy as sa
 from rdflib import XSD
 
+from views.aggregates import nearest_double
 from views.terms import EXACT, make_numeric
 
 
@@ -62,22 +63,36 @@ def test_a_decimal_is_written_as_the_interpreter_writes_it(migrated: str) -> Non
     engine.dispose()
 
 
-def test_a_double_sum_past_the_largest_double_is_infinite_not_refused(migrated: str) -> None:
-    """Python's doubles overflow to infinity; Postgres's refuse it (an error
-    that would fail the job): ``pv_double_sum`` adds the huge members
-    exactly and rounds once."""
+def test_a_double_sum_is_the_double_nearest_to_the_exact_sum(migrated: str) -> None:
+    """``pv_double_scaled`` and ``pv_double_sum`` against the interpreter's
+    ``nearest_double`` (Python's exact fractions): random doubles of every
+    magnitude (subnormals, the largest: sums past it are infinite, where
+    Postgres's own double addition refuses the overflow) with exact
+    decimals among them; NaN and the infinities; an exact zero."""
+    rng = random.Random(42)
+    doubles = [d for d in _doubles(rng) if math.isfinite(d)]
+    cases: list[tuple[list[float], list[Decimal]]] = [
+        (rng.sample(doubles, rng.randint(1, 6)),
+         [Decimal(f"{rng.randint(-10 ** 20, 10 ** 20)}E{rng.randint(-25, 5)}")
+          for _ in range(rng.randint(0, 2))]) for _ in range(2000)]
+    cases += [([1.7976931348623157e308] * 2, []), ([1.7976931348623157e308, -1e308], []),
+              ([0.1, 0.2], [Decimal(3)]), ([-0.0], []), ([5e-324, -5e-324], []),
+              ([0.1] * 10, [])]
     engine = sa.create_engine(migrated)
-    big = 1.7976931348623157e308
-    cases = [(1.5, None, 1.5), (None, None, 0.0), (1.0, Decimal(big) * 2, math.inf),
-             (-1.0, Decimal(big) * -2, -math.inf), (0.5, Decimal(big), big),
-             (math.nan, Decimal(big), math.nan), (-math.inf, Decimal(big), -math.inf),
-             (-0.0, None, 0.0)]
     with engine.connect() as c:
-        for normal, huge, want in cases:
-            got = c.execute(sa.text("SELECT pv_double_sum(CAST(:n AS float8), CAST(:h AS numeric))"),
-                            {"n": normal, "h": None if huge is None else format(huge, "f")}).scalar()
-            assert got == want or (math.isnan(got) and math.isnan(want)), (normal, huge, got)
-            assert math.copysign(1, got) == math.copysign(1, want), (normal, huge, got)
+        for doubles_, exacts in cases:
+            got = c.execute(sa.text(
+                "SELECT pv_double_sum(0, 0, 0, (SELECT sum(x) FROM unnest(CAST(:x AS numeric[])) x), "
+                "(SELECT sum(pv_double_scaled(d)) FROM unnest(CAST(:d AS float8[])) d))"),
+                {"x": [format(x, "f") for x in exacts], "d": doubles_}).scalar()
+            want = nearest_double([*doubles_, *exacts])
+            assert got == want and math.copysign(1, got) == math.copysign(1, want), \
+                (doubles_, exacts, got, want)
+        for nans, pinf, ninf, want in ((1, 0, 0, math.nan), (0, 1, 1, math.nan),
+                                        (0, 2, 0, math.inf), (0, 0, 1, -math.inf)):
+            got = c.execute(sa.text("SELECT pv_double_sum(:a, :b, :c, 1, 5)"),
+                            {"a": nans, "b": pinf, "c": ninf}).scalar()
+            assert got == want or (math.isnan(got) and math.isnan(want))
     engine.dispose()
 
 

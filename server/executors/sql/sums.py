@@ -8,10 +8,12 @@ unbound). AVG is that sum divided by the number of values (XPath's
 op:numeric-divide: an integer sum divides as a decimal).
 
 Integers and decimals add exactly (Postgres ``numeric``; the interpreter's
-decimals too, ``views.terms.EXACT``); floats and doubles as doubles, in the
-order Postgres meets them (the interpreter's order is its members' order:
-values that are not dyadic may differ in their last bit between the two;
-design note 153). A member's classification and value are read from its
+decimals too, ``views.terms.EXACT``). Once a float or a double is among
+them, the sum is the double nearest to the exact sum of the values,
+rounded once (``views.aggregates.nearest_double``): a sum of doubles
+rounded at every addition depends on the order they are added in, which a
+group maintained here and one recomputed by the interpreter do not share
+(design note 153). A member's classification and value are read from its
 dictionary row (``terms``: ``num``, ``lexical``, ``datatype``); the
 result's term is written as ``views.terms.make_numeric`` writes it
 (migration 0027's ``pv_decimal_lexical``, ``pv_double_lexical``) and looked
@@ -25,14 +27,15 @@ from server.executors.sql.exprs import double_of, exact_number
 
 # a member's numeric family: 0 integer, 1 decimal, 2 float, 3 double (NULL: not a number)
 FAMILIES = (XSD.integer, XSD.decimal, XSD.float, XSD.double)
-HUGE = "1e300"  # a double at least this large is added as numeric (Postgres refuses overflow)
 
 
 def sums_members(members: str, columns: list[str]) -> str:
     """A FROM item: the group's ``members`` (one row per member, ``ko`` and
     ``kd`` its old multiplicity and its change) with, for the value of
-    each summed column ``j``, its family ``fj``, exact value ``xj`` and
-    double ``dj``."""
+    each summed column ``j``, its family ``fj``, its exact value ``xj``
+    (an integer or a decimal), its double ``dj`` (a float or a double) and
+    that double's exact value scaled by 2^1074 ``bj`` (NULL when infinite
+    or NaN)."""
     extra, joins = [], []
     for j, c in enumerate(columns):
         t = f"s{j}"
@@ -43,11 +46,12 @@ def sums_members(members: str, columns: list[str]) -> str:
                   "IS NOT NULL THEN 3 END)")
         extra.append(f"{family} AS f{j}")
         extra.append(f"CASE WHEN {exact_number(t)} THEN {t}.lexical::numeric END AS x{j}")
-        # an integer or decimal past a double's range is infinite as a double (as in Python)
-        extra.append(f"CASE WHEN {exact_number(t)} THEN coalesce({t}.num, CASE WHEN "
-                     f"{t}.lexical ~ '^\\s*-' THEN '-Infinity'::float8 ELSE 'Infinity'::float8 END) "
-                     f"ELSE {double_of(t)} END AS d{j}")
-    return (f"(SELECT m.*, {', '.join(extra)} FROM {members} AS m {' '.join(joins)}) AS u")
+        extra.append(f"CASE WHEN {t}.datatype IN ('{XSD.float}', '{XSD.double}') "
+                     f"THEN {double_of(t)} END AS d{j}")
+    scaled = [f"CASE WHEN f{j} >= 2 AND d{j} NOT IN ('Infinity', '-Infinity', 'NaN') "
+              f"THEN pv_double_scaled(d{j}) END AS b{j}" for j in range(len(columns))]
+    return (f"(SELECT v.*, {', '.join(scaled)} FROM (SELECT m.*, {', '.join(extra)} "
+            f"FROM {members} AS m {' '.join(joins)}) AS v) AS u")
 
 
 def tallies(side: str, j: int, k: str) -> list[str]:
@@ -55,18 +59,18 @@ def tallies(side: str, j: int, k: str) -> list[str]:
     AVG of column ``j`` needs on one ``side`` (``o_``: before the batch,
     ``n_``: after), the member's multiplicity there ``k``: its values (a
     member counted as often as its multiplicity), its erring members, its
-    highest family, its exact sum (integers and decimals), its double sum
-    of the values below ``HUGE`` and the exact sum of the finite ones above."""
+    highest family, the exact sums of its integers and decimals and of its
+    finite floats and doubles (scaled by 2^1074: ``pv_double_scaled``), and
+    how many NaN and infinite floats and doubles it holds."""
     present = f"({k}) > 0"
-    huge = f"abs(d{j}) >= {HUGE} AND d{j} NOT IN ('Infinity', '-Infinity', 'NaN')"
     return [f"sum(CASE WHEN {present} THEN {k} ELSE 0 END) AS {side}c{j}",
             f"sum(CASE WHEN {present} AND f{j} IS NULL THEN 1 ELSE 0 END) AS {side}e{j}",
             f"max(CASE WHEN {present} THEN f{j} END) AS {side}f{j}",
             f"sum(CASE WHEN {present} AND f{j} <= 1 THEN x{j} * ({k}) END) AS {side}x{j}",
-            (f"sum(CASE WHEN {present} AND f{j} IS NOT NULL AND NOT ({huge}) "
-             f"THEN d{j} * ({k}) END) AS {side}d{j}"),
-            (f"sum(CASE WHEN {present} AND {huge} THEN d{j}::text::numeric * ({k}) END) "
-             f"AS {side}h{j}")]
+            f"sum(CASE WHEN {present} THEN b{j} * ({k}) END) AS {side}b{j}",
+            *(f"sum(CASE WHEN {present} AND f{j} >= 2 AND d{j} = '{v}' THEN 1 ELSE 0 END) "
+              f"AS {side}{name}{j}" for name, v in (("nan", "NaN"), ("pinf", "Infinity"),
+                                                    ("ninf", "-Infinity")))]
 
 
 def term(fn: str, side: str, j: int, r: int) -> list[str]:
@@ -79,7 +83,9 @@ def term(fn: str, side: str, j: int, r: int) -> list[str]:
     doubles a double division (``pv_double_div``)."""
     error = f"{side}e{j} > 0"
     family = f"coalesce({side}f{j}, 0)"
-    exact, double = f"coalesce({side}x{j}, 0)", f"pv_double_sum({side}d{j}, {side}h{j})"
+    exact = f"coalesce({side}x{j}, 0)"
+    double = (f"pv_double_sum({side}nan{j}, {side}pinf{j}, {side}ninf{j}, {side}x{j}, "
+              f"{side}b{j})")
     families = list(FAMILIES)
     empty, whole = "FALSE", f"{family} = 0"  # a sum of integers is an integer
     if fn == "AVG":
