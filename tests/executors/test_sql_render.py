@@ -361,10 +361,11 @@ def test_a_sum_new_to_the_dictionary_is_added_and_the_batch_applied(migrated: st
     sum, and two of the largest: infinite, as Python's), an integer too
     large for a double, an ill-typed member (an error: unbound) — each
     equal to the evaluation from scratch, and to pyoxigraph where its
-    numbers reach (not past 64-bit integers and 128-bit decimals). A sum
-    with doubles is the double nearest to its exact sum, in any order:
-    0.1 + 0.2 + 3 is 3.3, where adding 0.1 and 0.2 first rounds to
-    3.3000000000000003."""
+    numbers reach (not past 64-bit integers and 128-bit decimals) and its
+    answer does not depend on the order it adds in. A sum with doubles is
+    the double nearest to its exact sum, in any order: 0.1 + 0.2 + 3 is
+    3.3, where adding 0.1 and 0.2 first rounds to 3.3000000000000003 —
+    which pyoxigraph answers in some runs and 3.3 in others."""
     engine = sa.create_engine(migrated)
     pod, consumer = setup(engine)
     query = P + "SELECT ?x (SUM(?y) AS ?s) WHERE { ?x :p ?y } GROUP BY ?x"
@@ -392,7 +393,7 @@ def test_a_sum_new_to_the_dictionary_is_added_and_the_batch_applied(migrated: st
         pods.put_resource(c, pod, "r", triples)
     drain(engine)
     store = ox.Store()
-    unreached = ("precise", "huge")
+    unreached = ("precise", "huge", "doubles")
     store.extend(ox_quad(t) for t in triples if str(t[0]).rsplit("/", 1)[1]
                  not in unreached)
     q = compile_query(query).query
