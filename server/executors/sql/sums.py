@@ -32,25 +32,25 @@ FAMILIES = (XSD.integer, XSD.decimal, XSD.float, XSD.double)
 def sums_members(members: str, columns: list[str]) -> str:
     """A FROM item: the group's ``members`` (one row per member, ``ko`` and
     ``kd`` its old multiplicity and its change) with, for the value of
-    each summed column ``j``, its family ``fj``, its exact value ``xj``
-    (an integer or a decimal), its double ``dj`` (a float or a double) and
-    that double's exact value scaled by 2^1074 ``bj`` (NULL when infinite
-    or NaN)."""
-    extra, joins = [], []
+    each summed column ``j``, its exact value ``xj`` (a well-formed
+    integer or decimal), its double ``dj`` (a well-formed float or
+    double), its family ``fj`` from those (each term's dictionary row read
+    once) and that double's exact value scaled by 2^1074 ``bj`` (NULL when
+    infinite or NaN)."""
+    extra, joins, outer = [], [], []
     for j, c in enumerate(columns):
         t = f"s{j}"
         joins.append(f"LEFT JOIN terms AS {t} ON {t}.id = m.{c}")
-        family = (f"(CASE WHEN {exact_number(t)} THEN CASE WHEN {t}.datatype = '{XSD.decimal}' "
-                  f"THEN 1 ELSE 0 END WHEN {t}.datatype = '{XSD.float}' AND {double_of(t)} "
-                  f"IS NOT NULL THEN 2 WHEN {t}.datatype = '{XSD.double}' AND {double_of(t)} "
-                  "IS NOT NULL THEN 3 END)")
-        extra.append(f"{family} AS f{j}")
-        extra.append(f"CASE WHEN {exact_number(t)} THEN {t}.lexical::numeric END AS x{j}")
-        extra.append(f"CASE WHEN {t}.datatype IN ('{XSD.float}', '{XSD.double}') "
-                     f"THEN {double_of(t)} END AS d{j}")
-    scaled = [f"CASE WHEN f{j} >= 2 AND d{j} NOT IN ('Infinity', '-Infinity', 'NaN') "
-              f"THEN pv_double_scaled(d{j}) END AS b{j}" for j in range(len(columns))]
-    return (f"(SELECT v.*, {', '.join(scaled)} FROM (SELECT m.*, {', '.join(extra)} "
+        extra += [f"{t}.datatype AS t{j}",
+                  f"CASE WHEN {exact_number(t)} THEN {t}.lexical::numeric END AS x{j}",
+                  (f"CASE WHEN {t}.datatype IN ('{XSD.float}', '{XSD.double}') "
+                  f"THEN {double_of(t)} END AS d{j}")]
+        outer += [(f"CASE WHEN x{j} IS NOT NULL THEN CASE WHEN t{j} = '{XSD.decimal}' THEN 1 "
+                  f"ELSE 0 END WHEN d{j} IS NOT NULL THEN CASE WHEN t{j} = '{XSD.float}' "
+                  f"THEN 2 ELSE 3 END END AS f{j}"),
+                  (f"CASE WHEN d{j} NOT IN ('Infinity', '-Infinity', 'NaN') "
+                  f"THEN pv_double_scaled(d{j}) END AS b{j}")]
+    return (f"(SELECT v.*, {', '.join(outer)} FROM (SELECT m.*, {', '.join(extra)} "
             f"FROM {members} AS m {' '.join(joins)}) AS v) AS u")
 
 
