@@ -101,9 +101,8 @@ class AclDocument(Base):
 INTEGER_LITERALS = "kind = 2 AND datatype = 'http://www.w3.org/2001/XMLSchema#integer'"
 # and its decimal, float and double literals by datatype and lexical form (0027): a
 # rendered SUM's terms (``storage.terms.number_id``)
-NUMBER_LITERALS = ("kind = 2 AND datatype IN ('http://www.w3.org/2001/XMLSchema#decimal', "
-                   "'http://www.w3.org/2001/XMLSchema#float', "
-                   "'http://www.w3.org/2001/XMLSchema#double')")
+NUMBER_TYPES = tuple(f"http://www.w3.org/2001/XMLSchema#{t}" for t in ("decimal", "float", "double"))
+NUMBER_LITERALS = f"kind = 2 AND datatype IN ({', '.join(repr(t) for t in NUMBER_TYPES)})"
 
 
 class Term(Base):

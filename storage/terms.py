@@ -20,7 +20,7 @@ from rdflib.term import Identifier, Literal, URIRef
 from sqlalchemy import Connection, text
 
 from storage import db
-from storage.models import INTEGER_LITERALS
+from storage.models import INTEGER_LITERALS, NUMBER_TYPES
 from views.compare import datetime_value
 from views.terms import (
     INTEGER_TYPES,
@@ -152,9 +152,6 @@ def integer_id(value: str) -> str:
     (its canonical lexical form; NULL where the dictionary lacks it), by the
     index of integer literals: the digest cannot be computed in SQL."""
     return f"(SELECT id FROM terms WHERE {INTEGER_LITERALS} AND lexical = CAST({value} AS text))"
-
-
-NUMBER_TYPES = tuple(str(t) for t in (XSD.decimal, XSD.float, XSD.double))  # migration 0027
 
 
 def number_id(datatype: str, lexical: str) -> str:
