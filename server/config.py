@@ -43,9 +43,10 @@ class Settings(BaseSettings):
     # (Spark SQL); larger ones evaluate every node and replace the state (design note 137)
     spark_delta_below: float = 0.05
     # SQL executor: batches of plans that render run as one statement — every view's
-    # (sql_render), or those of views whose state or solutions hold
-    # sql_render_from_rows rows or more (0: none): small states' batches cost
-    # less interpreted (design notes 89, 118, 147)
+    # (sql_render), or (0: none) those of views that group, whose statement is cheap
+    # to plan, or whose state or solutions hold sql_render_from_rows rows or more:
+    # small states' batches of costly plans cost less interpreted (design notes 89,
+    # 118, 147, 153, 154)
     sql_render: bool = False
     sql_render_from_rows: int = 10_000
     jdbc_jar: str = "/usr/share/java/postgresql.jar"  # Postgres JDBC driver for Spark

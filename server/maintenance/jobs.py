@@ -320,11 +320,14 @@ def unrendered(r: Run) -> str | None:
     if why is not None:
         return f"a node SQL does not render: {why}"
     # a view that groups renders whatever its size: each batch reads the members of
-    # the groups it touches, which its stored state need not count (note 153)
-    if not r.router.render and not r.plan.grouped and \
+    # the groups it touches, which its stored state need not count (note 153); one
+    # whose statement is cheap to plan renders whatever its size too (note 154)
+    scans = rendered.scans(r.plan)
+    if not r.router.render and not r.plan.grouped and scans > rendered.PLANNED_SCANS and \
             max(int(r.view.state_rows), int(r.view.solutions or 0)) < r.router.render_from_rows:
-        return (f"its state and its solutions hold fewer than {r.router.render_from_rows:,} "
-                "rows (PODVIEWS_SQL_RENDER_FROM_ROWS)")
+        return (f"its statement joins {scans} triple scans (over {rendered.PLANNED_SCANS}: "
+                "planned per session and kind of batch) and its state and its solutions hold "
+                f"fewer than {r.router.render_from_rows:,} rows (PODVIEWS_SQL_RENDER_FROM_ROWS)")
     return None
 
 

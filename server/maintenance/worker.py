@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from server.maintenance import jobs, plans
 from server.maintenance.limits import Limits
 from server.maintenance.router import Router
-from storage import ops
+from storage import db, ops
 from storage.pods_graph import DEFAULT_BASE
 from storage.queue import Waker
 
@@ -42,7 +42,7 @@ def run(url: str, name: str | None = None, stop: threading.Event | None = None,
         limits: Limits | None = None, base: str = DEFAULT_BASE) -> None:
     stop = stop or threading.Event()
     name = name or f"{socket.gethostname()}:{os.getpid()}"
-    engine = sa.create_engine(url, connect_args={"application_name": f"podviews-worker:{os.getpid()}"})
+    engine = db.worker_engine(url, connect_args={"application_name": f"podviews-worker:{os.getpid()}"})
     waker = Waker(url)
     log.info("worker %s started", name)
     try:

@@ -7,7 +7,7 @@ import time
 
 import sqlalchemy as sa
 
-from storage import queue
+from storage import db, queue
 
 
 def _engine(url: str) -> sa.Engine:
@@ -113,3 +113,23 @@ def test_notify_wakes_a_waiting_worker(migrated: str) -> None:
     t.join()
     waker.close()
     assert woke == [True] and time.monotonic() - start < 5
+
+
+def test_a_workers_jobs_run_on_the_session_used_last(migrated: str) -> None:
+    """``db.worker_engine`` hands out the connection returned last: after a
+    second connection was opened beside the job's (a failed job's side
+    transaction, a bench's writes), the next jobs run on one session, the
+    one holding what the jobs before prepared — not on both in turn."""
+    e = db.worker_engine(migrated)
+    pid = sa.text("SELECT pg_backend_pid()")
+    with e.connect() as job:
+        with e.connect() as side:
+            beside = side.execute(pid).scalar_one()
+        first = job.execute(pid).scalar_one()
+        job.commit()
+    assert first != beside
+    for _ in range(4):
+        with e.connect() as job:
+            assert job.execute(pid).scalar_one() == first
+            job.commit()
+    e.dispose()

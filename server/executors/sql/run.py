@@ -13,7 +13,7 @@ from server.executors.sql import render as R
 from storage import changes, driver, krel, terms
 from storage.codec import Codec
 from views.errors import ViewTooLarge
-from views.plan import Plan
+from views.plan import Plan, Scan
 
 INTERPRETER = "interpreter"
 SQL = "sql"
@@ -21,6 +21,14 @@ SQL = "sql"
 # once per connection, not per batch (planning was most of a selective view's
 # statement, note 127); larger batches are planned for their own ΔG
 PREPARED_UPTO = 1_000
+# A view whose rendered statement joins more triple scans than this (each of
+# a BGP's n delta terms joins its n patterns: ``scans``) runs its batches
+# through the interpreter while its state is small (``jobs.unrendered``).
+# Its statement is planned once per session and combination of predicates a
+# batch changes: BSBM Q2's (12 patterns, 147 scans) cost 30–190 ms a plan and
+# ran 8–14 ms a batch, against 6.4 interpreted; Q1, Q3, Q4 (25–72 scans) plan
+# in 5–14 ms and run 3.4–5.3 ms a batch against 5.7–6.6 (design note 154)
+PLANNED_SCANS = 100
 
 # ΔG staged; and the rest of the job's transaction plans the joins of its
 # statements in their written order (design note 148): every term of the
@@ -35,6 +43,13 @@ def unrendered(plan: Plan, spark: bool = False) -> str | None:
     """Why the plan does not render to SQL (to Spark SQL with ``spark``):
     the first node that does not; None when it does."""
     return R.unrendered(plan, spark)
+
+
+@functools.lru_cache(maxsize=1024)
+def scans(plan: Plan) -> int:
+    """The triple scans the plan's rendered statement joins: Σ n² over its
+    BGPs of n patterns (Theorem 4.3's n delta terms of n scans each)."""
+    return sum(len(n.triples) ** 2 for n in plan.nodes if isinstance(n, Scan))
 
 
 def placement(plan: Plan) -> str:

@@ -32,7 +32,7 @@ from server.cli.progress import progress
 from server.maintenance import jobs, verify
 from server.maintenance.limits import Limits
 from server.maintenance.router import Router
-from storage import catalog, krel, pods
+from storage import catalog, db, krel, pods
 from storage.migrate import upgrade
 
 BSBM = "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/"
@@ -108,7 +108,7 @@ def run_backfill_bsbm(server_url: str, data: Path, executors: list[str]) -> list
     from server.tools.oracle import our_rows, ox_times, oxigraph_rows
     from views.compile import compile_query
 
-    engine = sa.create_engine(fresh_database(server_url, "backfill"))
+    engine = db.worker_engine(fresh_database(server_url, "backfill"))
     with engine.begin() as c:
         _, consumer = bench_pod(c, "bsbm", {"dataset": read_triples(data)})
     store = ox.Store()
@@ -155,7 +155,7 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
     stream = update_stream(updates, count)
     rows = []
     for data in datasets:
-        engine = sa.create_engine(fresh_database(server_url,
+        engine = db.worker_engine(fresh_database(server_url,
                                                   data.name.split(".")[0].replace("-", "_")))
         triples = read_triples(data)
         with engine.begin() as c:

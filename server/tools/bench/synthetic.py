@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass
 
 import pyoxigraph as ox
-import sqlalchemy as sa
 from rdflib import URIRef
 
 from server.api.views.service import register_view
@@ -24,7 +23,7 @@ from server.maintenance import verify
 from server.maintenance.router import Router
 from server.tools.bench.pipeline import bench_pod, drain, fresh_database, timed_drain
 from server.tools.oracle import our_rows, ox_times, oxigraph_rows
-from storage import catalog, krel, pods
+from storage import catalog, db, krel, pods
 from views.compile import compile_query
 from views.dataset import Dataset
 from views.interpret import Maintainer, evaluate
@@ -143,7 +142,7 @@ def _pipeline(server_url: str, executor: str, edges: set[tuple],
     maintained by the view's one job."""
     out = {}
     for name, text in QUERIES.items():
-        engine = sa.create_engine(fresh_database(server_url, f"synthetic_{executor}"))
+        engine = db.worker_engine(fresh_database(server_url, f"synthetic_{executor}"))
         router = Router(mode=executor)
         with engine.begin() as c:
             pod, consumer = bench_pod(c, "synthetic", {"edges": edges})
