@@ -309,9 +309,11 @@ def _moved(r: Run, grown: int) -> None:
     r.moved.append(grown)
 
 
-def unrendered(r: Run) -> str | None:
+def unrendered(r: Run, spark: bool = False) -> str | None:
     """Why the view's batches on SQL go through the interpreter rather than
-    one rendered statement (None: they do not)."""
+    one rendered statement (None: they do not); with ``spark``, why its
+    batches on Spark, when its plan renders there, are evaluated rather
+    than run through the delta program."""
     if not r.router.render and not r.router.render_from_rows:
         return "rendering is off (PODVIEWS_SQL_RENDER)"
     if r.documents:
@@ -320,14 +322,20 @@ def unrendered(r: Run) -> str | None:
     if why is not None:
         return f"a node SQL does not render: {why}"
     # a view that groups renders whatever its size: each batch reads the members of
-    # the groups it touches, which its stored state need not count (note 153); one
-    # whose statement is cheap to plan renders whatever its size too (note 154)
+    # the groups it touches, which its stored state need not count (note 153)
+    rows = r.router.render_from_rows
+    if r.router.render or r.plan.grouped or \
+            max(int(r.view.state_rows), int(r.view.solutions or 0)) >= rows:
+        return None
+    small = f"its state and its solutions hold fewer than {rows:,} rows " \
+            "(PODVIEWS_SQL_RENDER_FROM_ROWS)"
+    if spark:  # the program's Spark stages cost more than evaluating a small state (note 137)
+        return small
+    # on SQL, one whose statement is cheap to plan renders whatever its size (note 154)
     scans = rendered.scans(r.plan)
-    if not r.router.render and not r.plan.grouped and scans > rendered.PLANNED_SCANS and \
-            max(int(r.view.state_rows), int(r.view.solutions or 0)) < r.router.render_from_rows:
+    if scans > rendered.PLANNED_SCANS:
         return (f"its statement joins {scans} triple scans (over {rendered.PLANNED_SCANS}: "
-                "planned per session and kind of batch) and its state and its solutions hold "
-                f"fewer than {r.router.render_from_rows:,} rows (PODVIEWS_SQL_RENDER_FROM_ROWS)")
+                f"planned per session and kind of batch) and {small}")
     return None
 
 
@@ -369,9 +377,10 @@ def _delta_on_spark(r: Run, pods: list[int], work: Callable[[], int]) -> tuple[i
 def spark_unrendered(r: Run) -> str | None:
     """Why the view's batches on Spark never run the delta program (None:
     they do when small): it must render to Spark SQL, and the view be one
-    whose batches render on SQL — a small state's view evaluates in less
-    than the program's Spark stages cost (note 137, as note 118 on SQL)."""
-    return rendered.unrendered(r.plan, spark=True) or unrendered(r)
+    whose state is not small, whatever its statement's scans — a small
+    state's view evaluates in less than the program's Spark stages cost
+    (note 137; ``unrendered``)."""
+    return rendered.unrendered(r.plan, spark=True) or unrendered(r, spark=True)
 
 
 def _on_spark(r: Run, pods: list[int], work: Callable[[], int], dry_run: bool = False,

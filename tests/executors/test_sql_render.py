@@ -573,6 +573,28 @@ def test_the_view_says_where_its_batches_run(migrated: str) -> None:
     engine.dispose()
 
 
+def test_a_small_view_cheap_to_plan_renders_on_sql_but_is_evaluated_on_spark() -> None:
+    """The scans exemption (note 154) is the SQL executor's: on Spark a
+    small state's view is still evaluated and replaced, whatever its
+    statement's scans, as the program's stages cost more (note 137)."""
+    from types import SimpleNamespace
+
+    from server.maintenance.limits import Limits
+
+    router = Router(mode="sql", render_from_rows=10_000)
+
+    def run(text: str, rows: int) -> jobs.Run:
+        view = SimpleNamespace(state_rows=rows, solutions=rows)
+        return jobs.Run(None, None, view, compile_query(text).plan, router, Limits())  # type: ignore[arg-type]
+
+    small = "its state and its solutions hold fewer than 10,000 rows " \
+            "(PODVIEWS_SQL_RENDER_FROM_ROWS)"
+    cheap = run(RENDERED["bgp-join"], 5)
+    assert jobs.unrendered(cheap) is None
+    assert jobs.unrendered(cheap, spark=True) == small
+    assert jobs.unrendered(run(RENDERED["bgp-join"], 10_000), spark=True) is None
+
+
 def test_a_view_with_too_many_schemas_to_render_runs_in_the_interpreter(migrated: str) -> None:
     """Each BIND doubles a node's possible schemas for the renderer, which
     makes a table per schema before the first batch; past ``MAX_SCHEMAS``
