@@ -25,9 +25,9 @@ PREPARED_UPTO = 1_000
 # a BGP's n delta terms joins its n patterns: ``scans``) runs its batches
 # through the interpreter while its state is small (``jobs.unrendered``).
 # Its statement is planned once per session and combination of predicates a
-# batch changes: BSBM Q2's (12 patterns, 147 scans) cost 30–190 ms a plan and
-# ran 8–14 ms a batch, against 6.4 interpreted; Q1, Q3, Q4 (25–72 scans) plan
-# in 5–14 ms and run 3.4–5.3 ms a batch against 5.7–6.6 (design note 154)
+# batch changes: BSBM Q2's (12 patterns, 147 scans) cost 30–190 ms a plan, a
+# BSBM update 29 ms (median) rendered against 6.4 interpreted; Q1, Q3, Q4
+# (25–72 scans) plan in 5–14 ms, an update 3.9–5.3 ms against 5.7–6.6 (note 154)
 PLANNED_SCANS = 100
 
 # ΔG staged; and the rest of the job's transaction plans the joins of its
