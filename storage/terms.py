@@ -29,6 +29,7 @@ from views.terms import (
     TermFields,
     digest,
     digest_of,
+    double,
     fields_of,
     number_of,
     term_of,
@@ -113,9 +114,9 @@ def _row(key: bytes, f: TermFields) -> tuple[object, ...]:
                 ts = None
         else:
             try:
-                v = float(number_of(lexical, URIRef(datatype)))
+                v = double(number_of(lexical, URIRef(datatype)))
                 num = v if math.isfinite(v) else None
-            except (ExprError, OverflowError):
+            except ExprError:
                 num = None
     return key, kind, lexical, datatype, lang, num, ts
 

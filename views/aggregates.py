@@ -19,7 +19,7 @@ from views import algebra as A
 from views.compare import order_key
 from views.expr import ExistsFn, _no_exists, evaluate, try_evaluate
 from views.functions import arithmetic, numeric_of
-from views.terms import ExprError, Number, make_numeric, promote
+from views.terms import ExprError, Number, double, make_numeric, promote
 
 Rows = Iterable[tuple[dict, int]]
 
@@ -84,11 +84,7 @@ def nearest_double(numbers: list[Number]) -> float:
         return math.nan
     if math.inf in numbers or -math.inf in numbers:
         return math.inf if math.inf in numbers else -math.inf
-    exact = sum((Fraction(n) for n in numbers), Fraction(0))
-    try:
-        return 0.0 + float(exact)
-    except OverflowError:
-        return math.inf if exact > 0 else -math.inf
+    return 0.0 + double(sum((Fraction(n) for n in numbers), Fraction(0)))
 
 
 def _avg(values: list, agg: A.Aggregate) -> Identifier:

@@ -6,6 +6,7 @@ import hashlib
 import math
 import re
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
+from fractions import Fraction
 
 import rdflib
 from rdflib import XSD
@@ -148,7 +149,7 @@ def make_numeric(v: Number, kind: URIRef) -> Literal:
         if "." not in s:
             s += ".0"
         return Literal(s, datatype=XSD.decimal)
-    f = float(v)
+    f = double(v)
     if math.isnan(f):
         return Literal("NaN", datatype=kind)
     if math.isinf(f):
@@ -165,7 +166,17 @@ def to_kind(v: Number, kind: URIRef) -> Number:
         return v
     if kind == XSD.decimal:
         return Decimal(v) if not isinstance(v, float) else Decimal(repr(v))
-    return float(v)
+    return double(v)
+
+
+def double(v: Number | Fraction) -> float:
+    """``v`` as a double: the nearest one, and ±INF past the largest (XPath
+    casts to xs:double and promotes to it with IEEE 754's overflow; Python's
+    ``float`` raises OverflowError for an integer or a fraction that large)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
 
 
 def is_string_literal(t: Identifier) -> bool:

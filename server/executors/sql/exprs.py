@@ -28,6 +28,7 @@ from rdflib.term import Identifier, Literal
 
 from views import algebra as A
 from views.terms import INTEGER_TYPES, ExprError, numeric_type, numeric_value
+from views.terms import double as as_double
 
 Column = Callable[[str], str | None]  # a variable's id column, None when never bound
 TermId = Callable[[Identifier], str]  # a constant's id as SQL
@@ -124,7 +125,7 @@ def holds(op: str, v: Decimal | int) -> str:
     doubles for a float or a double (XPath promotion); NULL, an error, for
     any other term, an ill-typed literal or NaN."""
     exact = format(Decimal(v), "f")
-    double = f"'{float(v)!r}'"
+    double = f"'{as_double(v)!r}'"  # 'inf' past the largest double, which Postgres reads
     floats = ", ".join(f"'{d}'" for d in _FLOATS)
     return (f"CASE WHEN {exact_number('t')} THEN t.lexical::numeric {op} {exact}::numeric "
             f"WHEN t.datatype IN ({floats}) THEN {double_of('t', nan=False)} {op} {double}::float8 END")
