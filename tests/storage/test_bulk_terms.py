@@ -155,3 +155,29 @@ def test_a_staged_write_equals_a_small_one(migrated: str, monkeypatch: pytest.Mo
                         etags))
     assert got[0] == got[1]
     assert got[0][0][0] == {t: 1 for t in first}
+
+
+def test_the_staging_table_serves_a_session_write_after_write(migrated: str) -> None:
+    """The staging table is the session's, emptied at commit (note 155):
+    two staged interns in one transaction, then more in later transactions
+    on the same session (and one rolled back), each get the ids the
+    dictionary holds for exactly their terms."""
+    e = sa.create_engine(migrated, pool_size=1, max_overflow=0)
+    batches = [[URIRef(f"urn:t:{b}:{i}") for i in range(terms.FEW + 10)] for b in range(4)]
+    shared = [URIRef(f"urn:t:0:{i}") for i in range(terms.FEW + 1)]  # batch 0's again
+    with e.begin() as c:
+        first = terms.intern(c, batches[0])
+        second = terms.intern(c, batches[1])
+    with e.connect() as c:
+        terms.intern(c, batches[2])
+        c.rollback()  # the session's table rolled back with its rows, or made again
+    with e.begin() as c:
+        again = terms.intern(c, shared + batches[3])
+    with e.connect() as c:
+        stored = {str(r.lexical): int(r.id) for r in c.execute(sa.text(
+            "SELECT id, lexical FROM terms WHERE lexical LIKE 'urn:t:%'"))}
+    for got in (first, second, again):
+        assert {str(t): i for t, i in got.items()} == {str(t): stored[str(t)] for t in got}
+    assert not any(str(t) in stored for t in batches[2])  # rolled back: never added
+    assert len(first) == len(second) == terms.FEW + 10 and len(again) == 2 * terms.FEW + 11
+    e.dispose()
