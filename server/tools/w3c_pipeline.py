@@ -37,6 +37,7 @@ class Pipeline:
     def __init__(self, url: str | None, executor: str = "sql") -> None:
         from server.executors.spark.config import SparkConfig
         from server.maintenance.router import Router
+        from storage.db import worker_engine
         from storage.migrate import upgrade
 
         # on SQL, plans that render run as one statement per batch, the others interpreted;
@@ -47,7 +48,7 @@ class Pipeline:
         if url is None:
             raise ValueError("the sql executor needs a database URL")
         upgrade(url)
-        self.engine = sa.create_engine(url)
+        self.engine = worker_engine(url)  # its jobs run as a worker's (note 154)
         self.n = 0
         self.run = uuid.uuid4().hex[:8]  # runs may share a database
         self.base = "http://w3c.invalid"
