@@ -26,8 +26,8 @@ from server.cli.progress import progress
 from server.executors.sql import render as R
 from server.maintenance import jobs, verify
 from server.maintenance.router import Router
-from server.tools.bench.pipeline import BENCH_LIMITS, bench_pod, drain, fresh_database
-from storage import catalog, db, pods
+from server.tools.bench.pipeline import BENCH_LIMITS, bench_pod, drain, fresh_engine
+from storage import catalog, pods
 
 EX = "http://bench.example/"
 BASE_TRIPLES = 1_000
@@ -92,7 +92,7 @@ def _update(u: int, size: int) -> list[tuple[URIRef, URIRef, URIRef]]:
 
 def _measure(server_url: str, name: str, query: str, rendered: bool, updates: int,
              size: int = 1) -> BatchRow:
-    engine = db.worker_engine(fresh_database(server_url, "batch"))
+    engine = fresh_engine(server_url, "batch")
     router = Router("sql", render=rendered)
     base = [(URIRef(f"{EX}s{j}"), URIRef(f"{EX}{'pq'[j % 2]}"), URIRef(f"{EX}s{(j * 7) % 97}"))
             for j in range(max(BASE_TRIPLES, 80 * size))]

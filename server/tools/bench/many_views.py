@@ -16,8 +16,8 @@ from server.api.views.service import register_view
 from server.cli.progress import progress
 from server.maintenance import verify
 from server.maintenance.router import Router
-from server.tools.bench.pipeline import bench_pod, drain, fresh_database, timed_drain
-from storage import catalog, db, pods
+from server.tools.bench.pipeline import bench_pod, drain, fresh_engine, timed_drain
+from storage import catalog, pods
 
 EX = "http://bench.example/"
 PER_VIEW = 200  # triples of each view's predicates in the base data
@@ -51,7 +51,7 @@ def _triples(i: int, start: int, count: int) -> list[tuple]:
 
 def _timed(server_url: str, registered: list[int], touched: int, updates: int
            ) -> tuple[list[float], float, bool]:
-    engine = db.worker_engine(fresh_database(server_url, "many_views"))
+    engine = fresh_engine(server_url, "many_views")
     router = Router("sql")
     with engine.begin() as c:
         pod, consumer = bench_pod(c, "many", {f"base-{i}": _triples(i, 0, PER_VIEW)

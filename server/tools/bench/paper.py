@@ -61,13 +61,13 @@ from server.tools.bench.pipeline import (
     SUM,
     bench_pod,
     drain,
-    fresh_database,
+    fresh_engine,
     q1_params,
     timed_drain,
     update_stream,
 )
 from server.tools.oracle import OxTimes, our_rows, ox_quad, ox_solutions, ox_times, oxigraph_rows
-from storage import catalog, db, krel, pods, views_repo
+from storage import catalog, krel, pods, views_repo
 from views.compile import compile_query
 
 QUERIES_DIR = paths.BSBM / "explore-queries"
@@ -255,7 +255,7 @@ def run(server_url: str, data: Path, updates: Path, count: int, executors: list[
     name = data.name.removesuffix(".nt.gz") + (f"×{scale}" if scale > 1 else "")
     for executor in executors:
         tag = data.name.split(".")[0].replace("-", "_") + (f"_x{scale}" if scale > 1 else "")
-        engine = db.worker_engine(fresh_database(server_url, f"paper_{tag}_{executor}"))
+        engine = fresh_engine(server_url, f"paper_{tag}_{executor}")
         pod = Pod(engine, triples, f"urn:bench:consumer:{executor}")
         params = parameters(pod.store, data)
         for query, text in queries(params).items():

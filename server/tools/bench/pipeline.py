@@ -108,7 +108,7 @@ def run_backfill_bsbm(server_url: str, data: Path, executors: list[str]) -> list
     from server.tools.oracle import our_rows, ox_times, oxigraph_rows
     from views.compile import compile_query
 
-    engine = db.worker_engine(fresh_database(server_url, "backfill"))
+    engine = fresh_engine(server_url, "backfill")
     with engine.begin() as c:
         _, consumer = bench_pod(c, "bsbm", {"dataset": read_triples(data)})
     store = ox.Store()
@@ -155,8 +155,7 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
     stream = update_stream(updates, count)
     rows = []
     for data in datasets:
-        engine = db.worker_engine(fresh_database(server_url,
-                                                  data.name.split(".")[0].replace("-", "_")))
+        engine = fresh_engine(server_url, data.name.split(".")[0].replace("-", "_"))
         triples = read_triples(data)
         with engine.begin() as c:
             pod, consumer = bench_pod(c, "bsbm", {"dataset": triples})
@@ -228,6 +227,12 @@ def timed_drain(engine: sa.Engine, router: Router) -> tuple[int, float, float]:
     if dead:
         raise RuntimeError(f"a maintenance job failed: {dead[0].kind}: {dead[0].last_error}")
     return ran, took, poll
+
+
+def fresh_engine(server_url: str, name: str) -> sa.Engine:
+    """A worker's engine (``db.worker_engine``: a bench stands for a worker)
+    on a new, migrated database (``fresh_database``)."""
+    return db.worker_engine(fresh_database(server_url, name))
 
 
 def fresh_database(server_url: str, name: str) -> str:

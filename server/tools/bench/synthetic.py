@@ -21,9 +21,9 @@ from rdflib import URIRef
 from server.api.views.service import register_view
 from server.maintenance import verify
 from server.maintenance.router import Router
-from server.tools.bench.pipeline import bench_pod, drain, fresh_database, timed_drain
+from server.tools.bench.pipeline import bench_pod, drain, fresh_engine, timed_drain
 from server.tools.oracle import our_rows, ox_times, oxigraph_rows
-from storage import catalog, db, krel, pods
+from storage import catalog, krel, pods
 from views.compile import compile_query
 from views.dataset import Dataset
 from views.interpret import Maintainer, evaluate
@@ -142,7 +142,7 @@ def _pipeline(server_url: str, executor: str, edges: set[tuple],
     maintained by the view's one job."""
     out = {}
     for name, text in QUERIES.items():
-        engine = db.worker_engine(fresh_database(server_url, f"synthetic_{executor}"))
+        engine = fresh_engine(server_url, f"synthetic_{executor}")
         router = Router(mode=executor)
         with engine.begin() as c:
             pod, consumer = bench_pod(c, "synthetic", {"edges": edges})
