@@ -22,7 +22,7 @@ BGP) makes the view run in the interpreter
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from rdflib import XSD
@@ -181,6 +181,15 @@ class Renderer:
     def quote(self, table: str) -> str:
         return f"`{table}`" if self.spark else f'"{table}"'
 
+    @property
+    def fence(self) -> str:
+        """Ends a subquery whose columns hold lookups the query above reads
+        more than once: Postgres would pull the subquery up and evaluate
+        each lookup again wherever its column is named — the difference's
+        ``kl`` three times a candidate, each a scan of a CTE (design note
+        156). ``OFFSET 0`` keeps it a subquery; Spark does not copy them."""
+        return "" if self.spark else " OFFSET 0"
+
     def alias(self, prefix: str = "t") -> str:
         self._alias += 1
         return f"{prefix}{self._alias}"
@@ -311,27 +320,32 @@ class Renderer:
         parts = []
         for alt in rel:
             j = join(alt)
-            where = list(j.where)
-            for v in sorted(outer.cols.keys() | j.cols.keys()):
-                if v not in outer.cols:  # bound by ``rel`` only: unbound in the match
-                    if v in j.certain:
-                        where = ["FALSE"]
-                        break
-                    where.append(f"{j.cols[v]} IS NULL")
-                    continue
-                c = outer.cols[v]
-                if v in j.cols and (v in j.certain or v in outer.certain):
-                    where.append(f"{j.cols[v]} = {c}")
-                elif v in j.cols:
-                    where.append(f"{j.cols[v]} IS NOT DISTINCT FROM {c}")
-                elif v not in outer.certain:
-                    where.append(f"{c} IS NULL")
-                else:
-                    where = ["FALSE"]
-                    break
+            where = _matching(j.cols, j.certain, outer)
+            if where is None:
+                parts.append("0")
+                continue
+            where = [*j.where, *where]
             parts.append(f"coalesce((SELECT sum({j.k}) FROM {j.from_}"
                          + (f" WHERE {' AND '.join(where)}" if where else "") + "), 0)")
         return "(" + (" + ".join(parts) or "0") + ")"
+
+    def joined(self, n: P.Node, outer: Item, joins: list[str]) -> str:
+        """``lookup`` of ``n``'s delta (one row per mapping: ``summing``) by
+        a LEFT JOIN added to ``joins`` — for the query whose FROM holds
+        ``outer`` — rather than a subquery per row: a CTE has no index, so
+        each lookup scanned all of it, a large batch's candidates times its
+        rows (1,000 × 1,000 took 40 ms a lookup; design note 156). Its
+        conditions are equalities a hash join can take: an optional
+        variable's ids compared with 0 for unbound (no term's id is 0)."""
+        rel = self.delta(n)
+        if self.spark or n.id not in self.summing or not rel:
+            return self.lookup(rel, outer)
+        (d,), = rel
+        on = _matching(d.cols, d.certain, outer, hashable=True)
+        if on is None:
+            return "0"
+        joins.append(f" LEFT JOIN {d.sql} ON {' AND '.join(on) or 'TRUE'}")
+        return f"coalesce({d.k}, 0)"
 
     # -------------------------------------------------------------- rules
 
@@ -586,8 +600,9 @@ class Renderer:
         cands = self.alias("m")
         self.ctes.append((cands, candidates(parts)))
         m = self._cte_item(cands, shape(n).vars, shape(n).certain)
+        joins: list[str] = []
         was = self.lookup(self.old(n.child), m)
-        now = f"{was} + {self.lookup(dc, m)}"
+        now = f"{was} + {self.joined(n.child, m, joins)}"
         iris = joined_iris(shape(n.child), shape(P.Scan(triples=bgp.triples)))
         holds = [self._exists(bgp, inner, m, source, iris, e.negated) for source in ("new", "old")]
         cols = [self.column[v] for v in names]
@@ -595,7 +610,8 @@ class Renderer:
                       f"CASE WHEN {holds[0]} THEN {now} ELSE 0 END AS kn",
                       f"CASE WHEN {holds[1]} THEN {was} ELSE 0 END AS ko"]
         return (f"SELECT {', '.join([*cols, 'kn - ko AS k'])} FROM (SELECT "
-                f"{', '.join(inner_cols)} FROM {m.sql}) AS x WHERE kn <> ko")
+                f"{', '.join(inner_cols)} FROM {m.sql}{''.join(joins)}{self.fence}) AS x "
+                "WHERE kn <> ko")
 
     def _exists(self, bgp: A.BGP, inner: A.Expr | None, m: Item, source: str,
                 iris: frozenset[str], negated: bool) -> str:
@@ -619,7 +635,7 @@ class Renderer:
         outer = [self.column[v] for v in names]
         return (f"SELECT {', '.join([*outer, 'CASE WHEN w > 0 THEN -1 ELSE 1 END AS k'])} "
                 f"FROM (SELECT {', '.join([*inner, f'{d.k} AS dk', f'{was} AS w'])} "
-                f"FROM {d.sql}) AS x WHERE (w > 0) <> (w + dk > 0)")
+                f"FROM {d.sql}{self.fence}) AS x WHERE (w > 0) <> (w + dk > 0)")
 
     def diff(self, n: P.Diff) -> str | None:
         """Theorem 4.6: the left mappings that may change are those of ΔP1
@@ -639,7 +655,7 @@ class Renderer:
             self.ctes.append((changed, (
                 f"SELECT {outer} FROM (SELECT "
                 f"{', '.join([self._cols(rnames, dr.cols), f'{dr.k} AS dk', f'{was} AS w'])} "
-                f"FROM {dr.sql}) AS x WHERE (w = 0) <> (w + dk = 0)")))
+                f"FROM {dr.sql}{self.fence}) AS x WHERE (w = 0) <> (w + dk = 0)")))
             c = self._cte_item(changed, shape(n.right).vars, shape(n.right).certain)
             for alt in self.old(n.left):
                 own = join(alt).cols
@@ -650,12 +666,15 @@ class Renderer:
         cands = self.alias("m")
         self.ctes.append((cands, candidates(parts)))
         m = self._cte_item(cands, shape(n).vars, shape(n).certain)
-        kl = f"{self.lookup(self.old(n.left), m)} + {self.lookup(self.delta(n.left), m)}"
+        joins: list[str] = []
+        kl = f"{self.lookup(self.old(n.left), m)} + {self.joined(n.left, m, joins)}"
         kout = self.lookup(self.old(n), m)
-        blocked = [self._blocks(n, alt, m, iris, self.lookup(self.delta(n.right), self._own(alt)),
-                                "<> 0") for alt in self.old(n.right)]
-        blocked += [self._blocks(n, alt, m, iris, self.lookup(self.old(n.right), alt[0]), "= 0",
-                                 with_k=False) for alt in dr_rel]
+        blocked = [self._blocked(n, alt, cands, m, iris, joins,
+                                 lambda own, js: self.joined(n.right, own, js), "<> 0")
+                   for alt in self.old(n.right)]
+        blocked += [self._blocked(n, alt, cands, m, iris, joins,
+                                  lambda own, _: self.lookup(self.old(n.right), own), "= 0",
+                                  with_k=False) for alt in dr_rel]
         blocks = " OR ".join(blocked) or "FALSE"
         cols = [self.column[v] for v in names]
         inner = [*(f"{m.cols[v]} AS {self.column[v]}" for v in names), f"{kl} AS kl",
@@ -663,24 +682,56 @@ class Renderer:
         kept = "CASE WHEN kl <> 0 AND NOT blocked THEN kl ELSE 0 END"
         return (f"SELECT {', '.join([*cols, 'kept - kout AS k'])} FROM (SELECT "
                 f"{', '.join([*cols, f'{kept} AS kept', 'kout'])} FROM (SELECT "
-                f"{', '.join(inner)} FROM {m.sql}) AS y) AS x WHERE kept <> kout")
+                f"{', '.join(inner)} FROM {m.sql}{''.join(joins)}{self.fence}) AS y) AS x "
+                "WHERE kept <> kout")
 
-    def _own(self, alt: Alt) -> Item:
-        """An alternative's own mapping, as a probe."""
-        j = join(alt)
-        return Item("", j.cols, j.certain, j.k)
-
-    def _blocks(self, n: P.Diff, alt: Alt, m: Item, iris: frozenset[str], k: str, test: str,
-                with_k: bool = True) -> str:
+    def _blocks(self, n: P.Diff, alt: Alt, m: Item, iris: frozenset[str],
+                k: Callable[[Item, list[str]], str], test: str, with_k: bool = True) -> str:
         """Some row of ``alt`` compatible with ``m`` blocks it (shares a
         variable, for MINUS; satisfies the OPTIONAL's filter on μ1 ∪ μ2) and
-        is in the right's new support (``k`` of the row then ``test``)."""
+        is in the right's new support (``k`` of the row, given as a probe
+        and the joins it may add, then ``test``): an EXISTS per candidate,
+        as Spark runs it (Postgres: ``_blocked``)."""
         own = join(alt)
         j = join(alt, outer=m)
-        lhs = f"{own.k} + {k}" if with_k else k
+        joins: list[str] = []
+        dk = k(Item("", own.cols, own.certain, own.k), joins)
+        lhs = f"{own.k} + {dk}" if with_k else dk
         where = [*j.where, *self._shares(n, m.cols, own.cols),
                  *self._expr(n.expr, j, iris), f"{lhs} {test}"]
-        return f"EXISTS (SELECT 1 FROM {j.from_} WHERE {' AND '.join(where)})"
+        return f"EXISTS (SELECT 1 FROM {j.from_}{''.join(joins)} WHERE {' AND '.join(where)})"
+
+    def _blocked(self, n: P.Diff, alt: Alt, cands: str, m: Item, iris: frozenset[str],
+                 joins: list[str], k: Callable[[Item, list[str]], str], test: str,
+                 with_k: bool = True) -> str:
+        """``_blocks``. On Postgres, the candidates ``alt``'s rows block are
+        found once, by a join (a CTE), and the candidates' query LEFT JOINs
+        them (added to ``joins``): an EXISTS per candidate read the right's
+        delta (a CTE, no index) once per candidate and row (design note
+        156). The support test sits above the join (a fence): Postgres,
+        taking it for true of one row in 200, joined each of those rows to
+        every candidate."""
+        if self.spark:
+            return self._blocks(n, alt, m, iris, k, test, with_k)
+        s, own = shape(n), join(alt)
+        probe = self._cte_item(cands, s.vars, s.certain)
+        j = join([probe, *alt])
+        where = [*j.where, *self._shares(n, probe.cols, own.cols), *self._expr(n.expr, j, iris)]
+        inner: list[str] = []
+        dk = k(Item("", own.cols, own.certain, own.k), inner)
+        names = sorted(s.vars)
+        hits = self.alias("b")
+        self.ctes.append((hits, (
+            f"SELECT DISTINCT {', '.join(self.column[v] for v in names) or 'unit_'}, TRUE AS hit "
+            f"FROM (SELECT {self._cols(names, probe.cols)}, "
+            f"{f'{own.k} + {dk}' if with_k else dk} AS w FROM {j.from_}{''.join(inner)}"
+            + (f" WHERE {' AND '.join(where)}" if where else "") + f"{self.fence}) AS x "
+            f"WHERE w {test}")))
+        a = self.alias("x")
+        hit = self._cte_item(hits, s.vars, s.certain, a)
+        on = _matching(hit.cols, hit.certain, m, hashable=True)
+        joins.append(f" LEFT JOIN {hit.sql} ON {' AND '.join(on or ['TRUE'])}")
+        return f"{a}.hit IS NOT NULL"
 
     def _shares(self, n: P.Diff, left: dict[str, str], right: dict[str, str]) -> list[str]:
         """MINUS removes only mappings sharing a variable (other than a
@@ -697,10 +748,38 @@ class Renderer:
         return ", ".join(f"{cols.get(v, NULL)} AS {self.column[v]}" for v in names) \
             or "1 AS unit_"
 
-    def _cte_item(self, cte: str, vars_: frozenset[str], certain: frozenset[str]) -> Item:
-        a = self.alias("x")
+    def _cte_item(self, cte: str, vars_: frozenset[str], certain: frozenset[str],
+                  a: str | None = None) -> Item:
+        a = a or self.alias("x")
         return Item(f"{cte} AS {a}", {v: f"{a}.{self.column[v]}" for v in sorted(vars_)},
                     certain)
+
+
+def _matching(cols: dict[str, str], certain: frozenset[str], outer: Item,
+              hashable: bool = False) -> list[str] | None:
+    """The conditions under which a row binding ``cols`` (``certain``:
+    bound in every row) holds exactly ``outer``'s mapping: equal where both
+    bind a variable, unbound where only one may (None: never, one side
+    binding it for sure). ``hashable`` states "both unbound or equal" as
+    an equality of the ids with 0 for unbound, which a hash join can take."""
+    where = []
+    for v in sorted(outer.cols.keys() | cols.keys()):
+        if v not in outer.cols:  # bound by the row only: unbound in the match
+            if v in certain:
+                return None
+            where.append(f"{cols[v]} IS NULL")
+            continue
+        c = outer.cols[v]
+        if v in cols and (v in certain or v in outer.certain):
+            where.append(f"{cols[v]} = {c}")
+        elif v in cols:
+            where.append(f"coalesce({cols[v]}, 0) = coalesce({c}, 0)" if hashable
+                         else f"{cols[v]} IS NOT DISTINCT FROM {c}")
+        elif v not in outer.certain:
+            where.append(f"{c} IS NULL")
+        else:
+            return None
+    return where
 
 
 def summing(plan: P.Plan) -> set[str]:
@@ -773,7 +852,11 @@ def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
     nothing)."""
     r = Renderer(plan, tables, pods, known)
     ctes, stored = _program(r)
-    return _applied(r, [f"{c} AS ({b})" for c, b in ctes], stored) if stored else None
+    # each relation computed once: Postgres inlines a CTE read once, and one
+    # inlined into the inner side of a nested loop (a difference's changed
+    # right mappings, a test of their old support per row) ran again for
+    # every outer row: 300,000 tests for a batch of 1,000 (design note 156)
+    return _applied(r, [f"{c} AS MATERIALIZED ({b})" for c, b in ctes], stored) if stored else None
 
 
 @dataclass(frozen=True)
@@ -916,6 +999,10 @@ def _apply(delta: str, tag: str, table: str, variables: list[str], schema: Schem
     A stored row's k is positive (the node's solutions counted), so only a
     negative change can bring it to 0: the rows of an insertion are never
     probed for deletion (21,116 probes, 134 ms of a 740 ms re-insert, note 126).
+    The upsert leaves out the rows the DELETE removes by the same test on
+    the table as it was (the statement's snapshot), an index probe a row:
+    as an anti-join with the DELETE's rows, which Postgres always takes for
+    one row, it scanned them once per change (1,000 × 375: 33 ms, note 156).
     ``gate``: a condition every change also needs (``MISSING`` empty)."""
     keys = key_columns(variables)
     src = [column[v] for v in variables] or ["TRUE"]
@@ -924,13 +1011,14 @@ def _apply(delta: str, tag: str, table: str, variables: list[str], schema: Schem
     on = [f"t.{c} = d.{s}" for c, s in zip(column_names(variables), src)] or ["t.unit"]
     gone, ins = f"g{tag}", f"i{tag}"
     where = (" AND ".join(match) or "TRUE") + gate
-    back = [f"g.{c} = d.{s}" for c, s in zip(column_names(variables), src)] or ["TRUE"]
+    reaches_0 = f"d.k < 0 AND EXISTS (SELECT 1 FROM \"{table}\" AS t WHERE {' AND '.join(on)} " \
+        "AND t.k + d.k = 0)"
     sql = [(f"{gone} AS (DELETE FROM \"{table}\" AS t USING {delta} AS d WHERE d.k < 0 AND "
            f"{where} AND "
            f"{' AND '.join(on)} AND t.k + d.k = 0 RETURNING {', '.join(f't.{c}' for c in keys)})"),
            (f"{ins} AS (INSERT INTO \"{table}\" AS t ({', '.join(keys)}, k) "
            f"SELECT {', '.join(f'd.{s}' if s != 'TRUE' else 'TRUE' for s in src)}, d.k "
-           f"FROM {delta} AS d WHERE {where} AND NOT EXISTS (SELECT 1 FROM {gone} AS g WHERE "
-           f"{' AND '.join(back)}) ON CONFLICT ({', '.join(keys)}) DO UPDATE SET "
+           f"FROM {delta} AS d WHERE {where} AND NOT ({reaches_0}) "
+           f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET "
            "k = t.k + excluded.k RETURNING (t.xmax = 0) AS inserted)")]
     return gone, ins, sql

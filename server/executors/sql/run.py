@@ -21,6 +21,12 @@ SQL = "sql"
 # once per connection, not per batch (planning was most of a selective view's
 # statement, note 127); larger batches are planned for their own ΔG
 PREPARED_UPTO = 1_000
+# ΔG's table is analyzed before a statement is planned for a batch of at least
+# this many triples, twice as many as when the session last analyzed it, or
+# more than PREPARED_UPTO: without its statistics Postgres takes each node's
+# delta for a few rows and reads one CTE once per row of another (note 156)
+ANALYZED_FROM = 100
+_ANALYZED = "podviews_dg_analyzed"  # the size of the batch the session last analyzed ΔG at
 # A view whose rendered statement joins more triple scans than this (each of
 # a BGP's n delta terms joins its n patterns: ``scans``) runs its batches
 # through the interpreter while its state is small (``jobs.unrendered``).
@@ -153,12 +159,25 @@ def execute(conn: Connection, sql: str, pods: list[int], size: int
     parameter: Postgres plans it once for the session; note 127): psycopg
     prepares it at its first run and keeps the session's most recent
     (``storage.driver``). A large batch's is planned for its ΔG."""
+    analyze(conn, size)
     if size > PREPARED_UPTO:
         grown, largest, missing = driver.one(conn, sql, {"pods": pods}, prepare=False)
         return grown, largest, missing
     sql = sql.replace(R.PODS, f"CAST('{{{','.join(str(int(p)) for p in pods)}}}' AS bigint[])")
     grown, largest, missing = driver.one(conn, sql)
     return grown, largest, missing
+
+
+def analyze(conn: Connection, size: int) -> None:
+    """ΔG's table (``size`` triples staged) analyzed where the plans made
+    from its last statistics would take its deltas for much smaller than
+    they are (``ANALYZED_FROM``). An ANALYZE makes the session plan its
+    prepared statements again; it comes once per doubling of the batches'
+    size, and before every large batch, whose statement is planned anyway."""
+    last = conn.info.get(_ANALYZED, 0)
+    if size > PREPARED_UPTO or size >= max(ANALYZED_FROM, 2 * last):
+        conn.execute(text(f"ANALYZE {R.DG}"))
+        conn.info[_ANALYZED] = max(size, last)
 
 
 def stage(conn: Connection, pods: list[int], after: int, upto: int,

@@ -37,6 +37,8 @@ VIEWS = {
     "one pattern": f"SELECT ?s ?o WHERE {{ ?s <{EX}p> ?o }}",
     "OPTIONAL": f"SELECT ?s ?x WHERE {{ ?s <{EX}p> ?o OPTIONAL {{ ?o <{EX}q> ?x }} }}",
     "COUNT": f"SELECT ?o (COUNT(?s) AS ?n) WHERE {{ ?s <{EX}p> ?o }} GROUP BY ?o",
+    "NOT EXISTS": f"SELECT ?s WHERE {{ ?s <{EX}p> ?o FILTER NOT EXISTS {{ ?o <{EX}q> ?x }} }}",
+    "MINUS": f"SELECT ?s ?o WHERE {{ ?s <{EX}p> ?o MINUS {{ ?o <{EX}q> ?x }} }}",
 }
 
 
