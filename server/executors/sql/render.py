@@ -171,6 +171,12 @@ class Renderer:
         names = sorted(set().union(*(shape(n).vars for n in plan.nodes)))
         self.column = {v: f"v{i}" for i, v in enumerate(names)}
         self.ctes: list[tuple[str, str]] = []
+        # CTEs computed once though read once: Postgres would inline them, and one
+        # inlined into the inner side of a nested loop (a difference's changed right
+        # mappings, a test of their old support per row) ran again for every outer
+        # row: 300,000 tests for a batch of 1,000 (design note 156). The others stay
+        # inlinable: materializing every CTE cost the path view's deletes 2 ms in 30.
+        self.once: set[str] = set()
         self.delta_name: dict[str, str] = {}  # nodes whose delta is not empty
         # groups' rows: their numbers' terms (COUNT's, SUM's) as SQL datatype and lexical form
         self.numbers: list[tuple[str, list[tuple[str, str]]]] = []
@@ -656,6 +662,7 @@ class Renderer:
                 f"SELECT {outer} FROM (SELECT "
                 f"{', '.join([self._cols(rnames, dr.cols), f'{dr.k} AS dk', f'{was} AS w'])} "
                 f"FROM {dr.sql}{self.fence}) AS x WHERE (w = 0) <> (w + dk = 0)")))
+            self.once.add(changed)
             c = self._cte_item(changed, shape(n.right).vars, shape(n.right).certain)
             for alt in self.old(n.left):
                 own = join(alt).cols
@@ -721,6 +728,7 @@ class Renderer:
         dk = k(Item("", own.cols, own.certain, own.k), inner)
         names = sorted(s.vars)
         hits = self.alias("b")
+        self.once.add(hits)
         self.ctes.append((hits, (
             f"SELECT DISTINCT {', '.join(self.column[v] for v in names) or 'unit_'}, TRUE AS hit "
             f"FROM (SELECT {self._cols(names, probe.cols)}, "
@@ -852,11 +860,8 @@ def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
     nothing)."""
     r = Renderer(plan, tables, pods, known)
     ctes, stored = _program(r)
-    # each relation computed once: Postgres inlines a CTE read once, and one
-    # inlined into the inner side of a nested loop (a difference's changed
-    # right mappings, a test of their old support per row) ran again for
-    # every outer row: 300,000 tests for a batch of 1,000 (design note 156)
-    return _applied(r, [f"{c} AS MATERIALIZED ({b})" for c, b in ctes], stored) if stored else None
+    return _applied(r, [f"{c} AS {'MATERIALIZED ' if c in r.once else ''}({b})" for c, b in ctes],
+                    stored) if stored else None
 
 
 @dataclass(frozen=True)
@@ -994,31 +999,31 @@ def exists_of(e: A.Expr) -> tuple[A.BGP, A.Expr | None] | None:
 def _apply(delta: str, tag: str, table: str, variables: list[str], schema: Schema,
            all_vars: frozenset[str], column: dict[str, str], gate: str = ""
            ) -> tuple[str, str, list[str]]:
-    """The CTEs adding the delta's rows of one schema to its table: rows whose
-    k reaches 0 deleted, the others upserted (disjoint rows: one statement).
-    A stored row's k is positive (the node's solutions counted), so only a
-    negative change can bring it to 0: the rows of an insertion are never
-    probed for deletion (21,116 probes, 134 ms of a 740 ms re-insert, note 126).
-    The upsert leaves out the rows the DELETE removes by the same test on
-    the table as it was (the statement's snapshot), an index probe a row:
-    as an anti-join with the DELETE's rows, which Postgres always takes for
-    one row, it scanned them once per change (1,000 × 375: 33 ms, note 156).
-    ``gate``: a condition every change also needs (``MISSING`` empty)."""
+    """The CTEs adding the delta's rows of one schema to its table, in
+    disjoint rows (one statement): a negative change deletes the row it
+    brings to 0 and lowers any other (a stored row's k is positive, the
+    node's solutions counted, so it only meets rows that exist), and a
+    positive one is upserted. The rows of an insertion are never probed
+    for deletion (21,116 probes, 134 ms of a 740 ms re-insert, note 126),
+    and no change is tested against the DELETE's returned rows: Postgres
+    takes those for one row and scanned them once per change (1,000 × 375:
+    33 ms, note 156). ``gate``: a condition every change also needs
+    (``MISSING`` empty)."""
     keys = key_columns(variables)
     src = [column[v] for v in variables] or ["TRUE"]
     match = [f"d.{column[v]} IS NOT NULL" for v in variables] + \
         [f"d.{column[v]} IS NULL" for v in sorted(all_vars - schema)]
-    on = [f"t.{c} = d.{s}" for c, s in zip(column_names(variables), src)] or ["t.unit"]
+    on = " AND ".join([f"t.{c} = d.{s}" for c, s in zip(column_names(variables), src)]
+                      or ["t.unit"])
     gone, ins = f"g{tag}", f"i{tag}"
     where = (" AND ".join(match) or "TRUE") + gate
-    reaches_0 = f"d.k < 0 AND EXISTS (SELECT 1 FROM \"{table}\" AS t WHERE {' AND '.join(on)} " \
-        "AND t.k + d.k = 0)"
     sql = [(f"{gone} AS (DELETE FROM \"{table}\" AS t USING {delta} AS d WHERE d.k < 0 AND "
-           f"{where} AND "
-           f"{' AND '.join(on)} AND t.k + d.k = 0 RETURNING {', '.join(f't.{c}' for c in keys)})"),
+            f"{where} AND {on} AND t.k + d.k = 0 RETURNING {', '.join(f't.{c}' for c in keys)})"),
+           (f"l{tag} AS (UPDATE \"{table}\" AS t SET k = t.k + d.k FROM {delta} AS d "
+            f"WHERE d.k < 0 AND {where} AND {on} AND t.k + d.k <> 0)"),
            (f"{ins} AS (INSERT INTO \"{table}\" AS t ({', '.join(keys)}, k) "
-           f"SELECT {', '.join(f'd.{s}' if s != 'TRUE' else 'TRUE' for s in src)}, d.k "
-           f"FROM {delta} AS d WHERE {where} AND NOT ({reaches_0}) "
-           f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET "
-           "k = t.k + excluded.k RETURNING (t.xmax = 0) AS inserted)")]
+            f"SELECT {', '.join(f'd.{s}' if s != 'TRUE' else 'TRUE' for s in src)}, d.k "
+            f"FROM {delta} AS d WHERE d.k > 0 AND {where} "
+            f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET "
+            "k = t.k + excluded.k RETURNING (t.xmax = 0) AS inserted)")]
     return gone, ins, sql
