@@ -704,7 +704,9 @@ def test_a_large_batch_reads_each_delta_once_not_once_per_row(
     candidate, a join Postgres estimated at one row) made a batch of 1,000
     changes cost a million row visits (design note 156). Each statement is
     explained before it runs (``EXPLAIN ANALYZE`` in a savepoint), over a
-    batch on the prepared path (ΔG ≤ ``PREPARED_UPTO``) and one above it."""
+    batch on the prepared path (ΔG ≤ ``PREPARED_UPTO``) and one above it;
+    each is the first of its size the session sees, so ΔG's table has been
+    analyzed for it (``run.analyze``): the plans are made for its size."""
     engine = sa.create_engine(migrated)
     pod, consumer = setup(engine)
     queries = {"minus": RENDERED["minus"], "not-exists": RENDERED["not-exists"],

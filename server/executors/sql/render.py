@@ -702,18 +702,17 @@ class Renderer:
         own = join(alt)
         j = join(alt, outer=m)
         joins: list[str] = []
-        dk = k(Item("", own.cols, own.certain, own.k), joins)
-        lhs = f"{own.k} + {dk}" if with_k else dk
         where = [*j.where, *self._shares(n, m.cols, own.cols),
-                 *self._expr(n.expr, j, iris), f"{lhs} {test}"]
+                 *self._expr(n.expr, j, iris), f"{_support(own, k, joins, with_k)} {test}"]
         return f"EXISTS (SELECT 1 FROM {j.from_}{''.join(joins)} WHERE {' AND '.join(where)})"
 
     def _blocked(self, n: P.Diff, alt: Alt, cands: str, m: Item, iris: frozenset[str],
                  joins: list[str], k: Callable[[Item, list[str]], str], test: str,
                  with_k: bool = True) -> str:
-        """``_blocks``. On Postgres, the candidates ``alt``'s rows block are
-        found once, by a join (a CTE), and the candidates' query LEFT JOINs
-        them (added to ``joins``): an EXISTS per candidate read the right's
+        """Whether some row of ``alt`` blocks ``m``, as ``_blocks`` decides
+        it. On Postgres, the candidates ``alt``'s rows block are found once,
+        by a join (a CTE), and the candidates' query LEFT JOINs them (added
+        to ``joins``): an EXISTS per candidate read the right's
         delta (a CTE, no index) once per candidate and row (design note
         156). The support test sits above the join (a fence): Postgres,
         taking it for true of one row in 200, joined each of those rows to
@@ -725,14 +724,14 @@ class Renderer:
         j = join([probe, *alt])
         where = [*j.where, *self._shares(n, probe.cols, own.cols), *self._expr(n.expr, j, iris)]
         inner: list[str] = []
-        dk = k(Item("", own.cols, own.certain, own.k), inner)
+        support = _support(own, k, inner, with_k)
         names = sorted(s.vars)
         hits = self.alias("b")
         self.once.add(hits)
         self.ctes.append((hits, (
             f"SELECT DISTINCT {', '.join(self.column[v] for v in names) or 'unit_'}, TRUE AS hit "
             f"FROM (SELECT {self._cols(names, probe.cols)}, "
-            f"{f'{own.k} + {dk}' if with_k else dk} AS w FROM {j.from_}{''.join(inner)}"
+            f"{support} AS w FROM {j.from_}{''.join(inner)}"
             + (f" WHERE {' AND '.join(where)}" if where else "") + f"{self.fence}) AS x "
             f"WHERE w {test}")))
         a = self.alias("x")
@@ -761,6 +760,15 @@ class Renderer:
         a = a or self.alias("x")
         return Item(f"{cte} AS {a}", {v: f"{a}.{self.column[v]}" for v in sorted(vars_)},
                     certain)
+
+
+def _support(own: Joined, k: Callable[[Item, list[str]], str], joins: list[str],
+             with_k: bool) -> str:
+    """A right row's annotation in the right's new support: its own k plus
+    its change (``k`` of the row as a probe, which may add to ``joins``),
+    or the value ``k`` gives alone (``with_k`` False)."""
+    dk = k(Item("", own.cols, own.certain, own.k), joins)
+    return f"{own.k} + {dk}" if with_k else dk
 
 
 def _matching(cols: dict[str, str], certain: frozenset[str], outer: Item,
