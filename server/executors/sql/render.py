@@ -347,11 +347,7 @@ class Renderer:
         if self.spark or n.id not in self.summing or not rel:
             return self.lookup(rel, outer)
         (d,), = rel
-        on = _matching(d.cols, d.certain, outer, hashable=True)
-        if on is None:
-            return "0"
-        joins.append(f" LEFT JOIN {d.sql} ON {' AND '.join(on) or 'TRUE'}")
-        return f"coalesce({d.k}, 0)"
+        return f"coalesce({d.k}, 0)" if _left_join(d, outer, joins) else "0"
 
     # -------------------------------------------------------------- rules
 
@@ -735,9 +731,7 @@ class Renderer:
             + (f" WHERE {' AND '.join(where)}" if where else "") + f"{self.fence}) AS x "
             f"WHERE w {test}")))
         a = self.alias("x")
-        hit = self._cte_item(hits, s.vars, s.certain, a)
-        on = _matching(hit.cols, hit.certain, m, hashable=True)
-        joins.append(f" LEFT JOIN {hit.sql} ON {' AND '.join(on or ['TRUE'])}")
+        _left_join(self._cte_item(hits, s.vars, s.certain, a), m, joins)
         return f"{a}.hit IS NOT NULL"
 
     def _shares(self, n: P.Diff, left: dict[str, str], right: dict[str, str]) -> list[str]:
@@ -769,6 +763,16 @@ def _support(own: Joined, k: Callable[[Item, list[str]], str], joins: list[str],
     or the value ``k`` gives alone (``with_k`` False)."""
     dk = k(Item("", own.cols, own.certain, own.k), joins)
     return f"{own.k} + {dk}" if with_k else dk
+
+
+def _left_join(item: Item, outer: Item, joins: list[str]) -> bool:
+    """``item``'s rows holding exactly ``outer``'s mapping, LEFT JOINed
+    (added to ``joins``) by equalities a hash join can take (``_matching``);
+    False, and no join, where no row can."""
+    on = _matching(item.cols, item.certain, outer, hashable=True)
+    if on is not None:
+        joins.append(f" LEFT JOIN {item.sql} ON {' AND '.join(on) or 'TRUE'}")
+    return on is not None
 
 
 def _matching(cols: dict[str, str], certain: frozenset[str], outer: Item,

@@ -82,7 +82,8 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     the rendered statement: the change in stored rows, and ΔG's size.
     Statements: ΔG staged (into the table the claim readied), the plan's
     constants looked up (only those not met before on this connection),
-    then, unless ΔG changes no node, the statement (a large batch's: ΔG's
+    then, unless ΔG changes no node, ΔG's table analyzed where its size
+    calls for it (``analyze``) and the statement (a large batch's: ΔG's
     table truncated after) — run again after adding the numbers (a group's
     counts and sums) the dictionary lacked, which it names having changed
     nothing."""
@@ -93,6 +94,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     sql = rendering(plan, tables, len(pods), known)
     grown = 0
     if sql is not None:
+        analyze(conn, size)
         grown, largest, missing = execute(conn, sql, pods, size)
         if missing:  # numbers new to the dictionary: added, and the statement run again
             terms.intern(conn, [Literal(lexical, datatype=URIRef(datatype)) for datatype, lexical
@@ -158,8 +160,8 @@ def execute(conn: Connection, sql: str, pods: list[int], size: int
     batch's statement runs prepared, its text with the pods inlined (no
     parameter: Postgres plans it once for the session; note 127): psycopg
     prepares it at its first run and keeps the session's most recent
-    (``storage.driver``). A large batch's is planned for its ΔG."""
-    analyze(conn, size)
+    (``storage.driver``). A large batch's is planned for its ΔG (analyzed
+    first: ``analyze``)."""
     if size > PREPARED_UPTO:
         grown, largest, missing = driver.one(conn, sql, {"pods": pods}, prepare=False)
         return grown, largest, missing
@@ -173,7 +175,10 @@ def analyze(conn: Connection, size: int) -> None:
     from its last statistics would take its deltas for much smaller than
     they are (``ANALYZED_FROM``). An ANALYZE makes the session plan its
     prepared statements again; it comes once per doubling of the batches'
-    size, and before every large batch, whose statement is planned anyway."""
+    size, and before every large batch, whose statement is planned anyway.
+    The size is remembered with the connection: a job rolled back after its
+    ANALYZE loses the statistics but not the mark, and the session's plans
+    go without them until the next doubling (a cost, never a wrong result)."""
     last = conn.info.get(_ANALYZED, 0)
     if size > PREPARED_UPTO or size >= max(ANALYZED_FROM, 2 * last):
         conn.execute(text(f"ANALYZE {R.DG}"))
