@@ -2,9 +2,10 @@
 
 Every writer interns through ``intern_fields``: terms as their dictionary
 fields (``views.terms.fields_of``: canonical, decision 8), keyed by
-``views.terms.digest_of`` — a few new terms by one INSERT, many through
-COPY into a staging table, one INSERT … ON CONFLICT into the dictionary and
-the ids read back by a join. ``intern`` is the same for rdflib terms, and
+``views.terms.digest_of`` — up to ``ARRAYED`` distinct terms looked up and
+the new ones inserted as arrays, more through COPY into a staging table,
+one INSERT … ON CONFLICT into the dictionary and the ids read back by a
+join. ``intern`` is the same for rdflib terms, and
 ``TermTable`` carries a write's triples to it as positions in a list of
 fields, so a bulk write never builds a Python term per triple."""
 
@@ -78,23 +79,32 @@ def intern_fields(conn: Connection, fields: Sequence[TermFields]) -> list[int]:
     for f, i in zip(fields, at, strict=True):
         unique[i] = f
     digests = list(slot)
-    if len(digests) > FEW:
+    if len(digests) > ARRAYED:
         ids = _staged(conn, digests, unique)
     else:
         found = _lookup(conn, digests)
         missing = [i for i, d in enumerate(digests) if d not in found]
         if missing:
-            _insert(conn, [_row(digests[i], unique[i]) for i in missing])
-            found.update(_lookup(conn, [digests[i] for i in missing]))
+            found.update(_insert(conn, [_row(digests[i], unique[i]) for i in missing]))
+            late = [digests[i] for i in missing if digests[i] not in found]
+            if late:  # added by a concurrent writer since the lookup
+                found.update(_lookup(conn, late))
         ids = [found[d] for d in digests]
     return [ids[i] for i in at]
 
 
 _COLUMNS = ("digest", "kind", "lexical", "datatype", "lang", "num", "ts")
-# Up to this many distinct terms are looked up and inserted by one statement
-# each; more go through COPY into a staging table. A pod write's few terms
-# took 5 statements through the staging table (docs/DESIGN-NOTES.md, item 21).
-FEW = 256
+_TYPES = ("bytea", "smallint", "text", "text", "varchar", "float8", "timestamptz")
+# Up to this many distinct terms are looked up by one statement and the new
+# ones inserted by another, as arrays; more go through COPY into a staging
+# table made for the write. A pod write's few terms took 5 statements
+# through the staging table (docs/DESIGN-NOTES.md, item 21); a staging table
+# kept by the session and emptied at commit made every later commit of the
+# session that touched a temporary table (every job's) truncate it (note 157)
+ARRAYED = 10_000
+_INSERT = text(f"INSERT INTO terms ({', '.join(_COLUMNS)}) SELECT * FROM unnest("
+               + ", ".join(f"CAST(:{c} AS {t}[])" for c, t in zip(_COLUMNS, _TYPES, strict=True))
+               + f") AS new ({', '.join(_COLUMNS)}) ORDER BY digest ON CONFLICT (digest) DO NOTHING RETURNING digest, id")
 _DATETIME = str(XSD.dateTime)
 _VALUED = {str(t) for t in (*INTEGER_TYPES, *NUMERIC_RANK, XSD.dateTime)}
 
@@ -121,24 +131,25 @@ def _row(key: bytes, f: TermFields) -> tuple[object, ...]:
     return key, kind, lexical, datatype, lang, num, ts
 
 
-def _insert(conn: Connection, rows: list[tuple[object, ...]]) -> None:
-    conn.execute(text(f"INSERT INTO terms ({', '.join(_COLUMNS)}) "
-                      f"VALUES ({', '.join(':' + c for c in _COLUMNS)}) "
-                      "ON CONFLICT (digest) DO NOTHING"),
-                 [dict(zip(_COLUMNS, r, strict=True)) for r in sorted(rows)])  # type: ignore[type-var]
-    # one order: writers cannot deadlock
+def _insert(conn: Connection, rows: list[tuple[object, ...]]) -> dict[bytes, int]:
+    """The rows added to the dictionary in digest order (writers cannot
+    deadlock): the ids of those it did not hold (a row another writer added
+    since is left out)."""
+    columns = list(zip(*rows, strict=True))
+    added = conn.execute(_INSERT, dict(zip(_COLUMNS, map(list, columns), strict=True)))
+    return {bytes(r.digest): int(r.id) for r in added}
 
 
 def _staged(conn: Connection, digests: list[bytes], fields: list[TermFields]) -> list[int]:
     """COPY the terms into a staging table, add the new ones to the
     dictionary in one statement, and read every id back by a join — in the
-    order given. The table is the session's, made once and emptied at each
-    commit (its rows by a DELETE before a second use in one transaction):
-    made and dropped by every write (``ON COMMIT DROP``), its catalog rows
-    cost a 250-triple PATCH 1.1 ms and a part of its COMMIT (note 155)."""
+    order given. The table is the write's (``ON COMMIT DROP``): its catalog
+    rows cost a millisecond or two, nothing beside this many terms, where a
+    table kept by the session and emptied at each commit (note 155) taxed
+    every later commit of the session (note 157)."""
     conn.execute(text("CREATE TEMP TABLE IF NOT EXISTS staged_terms (n integer, "
-                      "LIKE terms INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"))
-    conn.execute(text("DELETE FROM pg_temp.staged_terms"))
+                      "LIKE terms INCLUDING DEFAULTS) ON COMMIT DROP"))
+    conn.execute(text("DELETE FROM pg_temp.staged_terms"))  # a second use in one transaction
     cur = db.raw(conn).cursor()
     with cur.copy(f"COPY staged_terms (n, {', '.join(_COLUMNS)}) FROM STDIN") as copy:
         for n, (d, f) in enumerate(zip(digests, fields, strict=True)):
@@ -172,8 +183,12 @@ def number_id(datatype: str, lexical: str) -> str:
 
 
 def _lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:
-    rows = conn.execute(text("SELECT digest, id FROM terms WHERE digest = ANY(:d)"),
-                        {"d": digests})
+    """The ids the dictionary holds for ``digests``. A join, not ``digest =
+    ANY(:d)``: in a prepared statement's generic plan that array is a
+    parameter, which Postgres searches linearly for every row a scan meets
+    (no hashing), and an unanalyzed dictionary is scanned (note 157)."""
+    rows = conn.execute(text("SELECT t.digest, t.id FROM unnest(CAST(:d AS bytea[])) AS d (digest) "
+                             "JOIN terms t ON t.digest = d.digest"), {"d": digests})
     return {bytes(r.digest): int(r.id) for r in rows}
 
 

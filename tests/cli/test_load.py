@@ -23,7 +23,7 @@ def test_loaded_data_reaches_an_existing_view(migrated: str, tmp_path: Path, sta
     """Small and large loads alike: a large one's terms and triples go
     through staging tables (forced here by the thresholds)."""
     if staged:
-        monkeypatch.setattr(terms, "FEW", 0)
+        monkeypatch.setattr(terms, "ARRAYED", 0)
         monkeypatch.setattr(changes, "STAGED", 0)
     engine = sa.create_engine(migrated)
     _, consumer = setup(engine)  # the pod "alice", consent granted to the consumer

@@ -106,12 +106,12 @@ def test_the_digest_of_fields_is_rdflibs_n3_of_the_canonical_term() -> None:
         assert digest_of(*rdf.fields(t)) == _old_row(old)[0], t
 
 
-@pytest.mark.parametrize("path", ["staged", "few"])
+@pytest.mark.parametrize("path", ["staged", "arrays"])
 def test_bulk_interning_gives_the_ids_and_rows_of_the_existing_path(
         migrated: str, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     table = rdf.parse_table(DATA, NT, "http://ex/doc")
     if path == "staged":
-        monkeypatch.setattr(terms, "FEW", 0)
+        monkeypatch.setattr(terms, "ARRAYED", 0)
     with sa.create_engine(migrated).begin() as c:
         fast = terms.intern_fields(c, table.terms)
         made = _dictionary(c)
@@ -139,7 +139,7 @@ def test_a_staged_write_equals_a_small_one(migrated: str, monkeypatch: pytest.Mo
     got = []
     for staged in (False, True):
         monkeypatch.setattr(changes, "STAGED", 0 if staged else 10**9)
-        monkeypatch.setattr(terms, "FEW", 0 if staged else 10**9)
+        monkeypatch.setattr(terms, "ARRAYED", 0 if staged else 10**9)
         with sa.create_engine(migrated).begin() as c:
             owner = pods.create_agent(c, f"urn:o{staged}", "owner", str(staged).encode())
             pod = pods.create_pod(c, f"p{staged}", owner)
@@ -157,27 +157,33 @@ def test_a_staged_write_equals_a_small_one(migrated: str, monkeypatch: pytest.Mo
     assert got[0][0][0] == {t: 1 for t in first}
 
 
-def test_the_staging_table_serves_a_session_write_after_write(migrated: str) -> None:
-    """The staging table is the session's, emptied at commit (note 155):
-    two staged interns in one transaction, then more in later transactions
-    on the same session (and one rolled back), each get the ids the
-    dictionary holds for exactly their terms."""
+def test_the_staging_table_serves_writes_in_and_after_a_transaction(
+        migrated: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The staging table is the write's, dropped at commit (note 157): two
+    staged interns in one transaction, then more in later transactions on
+    the same session (and one rolled back), each get the ids the dictionary
+    holds for exactly their terms; the session keeps no staging table that
+    its later commits would empty."""
+    monkeypatch.setattr(terms, "ARRAYED", 256)
     e = sa.create_engine(migrated, pool_size=1, max_overflow=0)
-    batches = [[URIRef(f"urn:t:{b}:{i}") for i in range(terms.FEW + 10)] for b in range(4)]
-    shared = [URIRef(f"urn:t:0:{i}") for i in range(terms.FEW + 1)]  # batch 0's again
+    batches = [[URIRef(f"urn:t:{b}:{i}") for i in range(terms.ARRAYED + 10)] for b in range(4)]
+    shared = [URIRef(f"urn:t:0:{i}") for i in range(terms.ARRAYED + 1)]  # batch 0's again
     with e.begin() as c:
         first = terms.intern(c, batches[0])
         second = terms.intern(c, batches[1])
     with e.connect() as c:
+        assert c.execute(sa.text("SELECT to_regclass('pg_temp.staged_terms')")).scalar() is None
         terms.intern(c, batches[2])
-        c.rollback()  # the session's table rolled back with its rows, or made again
+        c.rollback()  # the session's table rolled back with its rows
     with e.begin() as c:
         again = terms.intern(c, shared + batches[3])
     with e.connect() as c:
+        assert c.execute(sa.text("SELECT to_regclass('pg_temp.staged_terms')")).scalar() is None
         stored = {str(r.lexical): int(r.id) for r in c.execute(sa.text(
             "SELECT id, lexical FROM terms WHERE lexical LIKE 'urn:t:%'"))}
     for got in (first, second, again):
         assert {str(t): i for t, i in got.items()} == {str(t): stored[str(t)] for t in got}
     assert not any(str(t) in stored for t in batches[2])  # rolled back: never added
-    assert len(first) == len(second) == terms.FEW + 10 and len(again) == 2 * terms.FEW + 11
+    assert len(first) == len(second) == terms.ARRAYED + 10
+    assert len(again) == 2 * terms.ARRAYED + 11
     e.dispose()
