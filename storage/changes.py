@@ -173,8 +173,11 @@ def net_changes(conn: Connection, pods: list[int], after: int, upto: int,
 def _net(pods: str, a: str, u: str, preds: str) -> str:
     """``net_changes``'s query over the SQL expressions of its parameters.
     Each triple's holders are counted by a lateral subquery, once: as a
-    column of a subquery that ``DELTA_G`` reads three times, Postgres
-    inlined the count into each use (design note 152)."""
+    column of a subquery that the staging of ΔG reads three times, Postgres
+    inlined the count into each use (design note 152). The rendered path
+    stages ΔG by the same query, its signs taken, in a function
+    (``podviews_delta_staged``, migration 0028): a change here is a change
+    there, in a migration of its own."""
     return (
         "SELECT d.s, d.p, d.o, d.net, h.holders "
         "FROM (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
@@ -188,17 +191,6 @@ def _net(pods: str, a: str, u: str, preds: str) -> str:
 
 _PARAMETERS = (("pods", "bigint[]"), ("a", "bigint"), ("u", "bigint"), ("preds", "bigint[]"))
 _NET = _net(*(f"CAST(:{name} AS {kind})" for name, kind in _PARAMETERS))
-
-# ΔG of a view as a query (s, p, o, sign): the triples whose membership in the
-# union of the pods changed over (after, upto] (decision 5); parameters
-# from ``net_parameters``. Each parameter is read through a subquery, so
-# no plan depends on its value: Postgres keeps one generic plan of the
-# statement that stages it for the session (planning it for each batch's
-# values took ~0.7 ms, design note 142).
-DELTA_G = ("SELECT s, p, o, CASE WHEN holders > 0 THEN 1 ELSE -1 END AS sign FROM "
-           f"({_net(*(f'CAST((SELECT CAST(:{n} AS {t})) AS {t})' for n, t in _PARAMETERS))}) "
-           "AS n WHERE (holders > 0) <> (holders - net > 0)")
-
 
 def net_parameters(pods: list[int], after: int, upto: int,
                    predicates: list[int] | None) -> dict[str, object]:

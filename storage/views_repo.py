@@ -38,6 +38,11 @@ _BATCH = ("CASE WHEN v.status = 'ready' THEN (SELECT count(*) FROM change_triple
           "AND (v.predicates IS NULL OR ct.p = ANY(v.predicates))) END")
 
 
+# How a view whose batches run as one rendered statement is placed (``GET
+# /views/{id}`` shows it; ``server.maintenance.jobs.placement`` writes it)
+RENDERED = "sql: one rendered statement per batch"
+# A change job of a ready view placed so: the claim stages its ΔG
+_STAGES = f"j.kind = 'apply_changes' AND v.status = 'ready' AND v.placement = '{RENDERED}'"
 # ``claim_and_lock``'s statement: the same text for every job, built once
 _READABLE = READABLE.format(view="v.id")
 _CLAIM_AND_LOCK = (
@@ -54,8 +59,10 @@ _CLAIM_AND_LOCK = (
     "   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, "
     f" CASE WHEN j.kind = 'apply_changes' AND (SELECT CAST(:weigh AS boolean)) THEN "
     f"{_BATCH.format(pods=_READABLE)} END "
-    "  AS batch, (CASE WHEN j.kind <> 'backfill' THEN podviews_delta_start() END) IS NOT NULL "
-    "  AS delta_ready "
+    f"  AS batch, CASE WHEN {_STAGES} THEN podviews_delta_staged(ARRAY({_READABLE}), "
+    "  v.watermark, (SELECT coalesce(max(seq), 0) FROM changes), v.predicates) END AS staged, "
+    f" ({_STAGES}) OR (CASE WHEN j.kind <> 'backfill' THEN podviews_delta_start() END) "
+    "  IS NOT NULL AS delta_ready "
     "FROM views v WHERE v.id = j.view_id FOR NO KEY UPDATE OF v SKIP LOCKED) v ON true")
 
 
@@ -74,9 +81,13 @@ def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
     backfill, the session's ΔG table is made ready, empty, and the
     transaction set to run without JIT, with generic plans and to commit
     without waiting for the disk (``podviews_delta_start``, migrations
-    0020, 0023, 0025;
-    ``delta_ready`` says it was: ``server.executors.sql.run.stage`` fills
-    the table).
+    0020, 0023, 0025; ``delta_ready`` says it was). For a change job of a
+    ready view whose batches run as one rendered statement (``RENDERED``),
+    the table is also filled with ΔG over ``pods`` after the watermark up
+    to ``upto`` (``podviews_delta_staged``, migration 0028): ``staged``
+    holds its triples counted by predicate and sign, and the job sends no
+    statement of its own to stage it (design note 157). Otherwise
+    ``staged`` is NULL and ``server.executors.sql.run.stage`` fills it.
 
     A view that has had a state has a change feed: the statement also turns
     on the capture of its ΔV for the transaction (``storage.feed.capture``,

@@ -284,7 +284,7 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
     if not moves and not verify and unrendered(r) is None:
         grown, triples = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
                                            r.view.watermark, r.upto, r.view.predicates,
-                                           r.limits.max_view_rows)
+                                           r.limits.max_view_rows, r.view.staged)
         _moved(r, grown)
         return "sql", triples  # the work: ΔG's triples
     m, graph, changed = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before,
@@ -356,7 +356,7 @@ def placement(r: Run, executor: str) -> str | None:
     if executor != "sql":
         return None
     why = unrendered(r)
-    return "sql: one rendered statement per batch" if why is None else f"sql: interpreter, {why}"
+    return views_repo.RENDERED if why is None else f"sql: interpreter, {why}"
 
 
 def _delta_on_spark(r: Run, pods: list[int], work: Callable[[], int]) -> tuple[int, int] | None:

@@ -280,6 +280,54 @@ def test_small_batches_reuse_statements_prepared_on_the_connection(
     engine.dispose()
 
 
+def test_a_rendered_views_change_job_stages_delta_in_its_claim(migrated: str) -> None:
+    """A change job of a view placed as rendered sends its claim, which
+    stages ΔG (note 157), the rendered statement and its end: no statement
+    of its own to stage ΔG. When the view's pods change in the same job (a
+    consent granted since), the batch goes through the interpreter and the
+    claim's ΔG is left unused. The view equals scratch after every job."""
+    engine = sa.create_engine(migrated, pool_size=1, max_overflow=2)
+    pod, consumer = setup(engine)
+    with engine.begin() as c:
+        view = register_view(c, consumer, "v", RENDERED["bgp-join"])
+    drain(engine)
+    a, b, p, q = (URIRef(EX + n) for n in "abpq")
+    sent: list[str] = []
+    sa.event.listen(engine, "before_cursor_execute",
+                    lambda conn, cursor, stmt, *rest: sent.append(stmt))
+
+    def one_job() -> list[str]:
+        sent.clear()
+        assert jobs.run_one(engine, "test", Router(mode="sql", render=True))
+        job = list(sent)
+        drain(engine)
+        with engine.begin() as c:
+            assert catalog.view_results(c, view) == verify.scratch(c, view)
+        return job
+
+    def staging(job: list[str]) -> list[str]:  # the statements that stage ΔG on their own
+        return [s for s in job if s.startswith("SELECT podviews_delta_staged")]
+
+    for i in range(3):  # equal to scratch with no staging sent: the claim staged ΔG
+        with engine.begin() as c:
+            pods.put_resource(c, pod, "r", {(a, p, b), (b, q, Literal(i))})
+        job = one_job()
+        assert "status = 'running'" in job[0] and not staging(job), job
+        assert any(f"FROM {R.DG} AS" in s for s in job), job  # the rendered statement ran
+        if i > 0:  # the session's constants known, its tables made: claim, statement, end
+            assert len(job) == 3, job
+    with engine.begin() as c:
+        other = pods.create_pod(c, "bob", pods.create_agent(c, "urn:bob", "owner", b"bob"))
+        pods.put_resource(c, other, "r", {(b, p, a), (a, q, Literal(7))})
+        pods.put_resource(c, pod, "r", {(a, p, b), (b, q, Literal(9))})
+        record_grant(c, other, consumer)
+    job = one_job()  # the claim staged ΔG, then the interpreter maintained the view
+    assert not staging(job) and not any(f"FROM {R.DG} AS" in s for s in job), job
+    with engine.begin() as c:  # bob's pod entered the view
+        assert any(dict(m).get("z") == Literal(7) for m in catalog.view_results(c, view))
+    engine.dispose()
+
+
 def test_a_sessions_delta_table_stops_growing_once_tidied(
         migrated: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The session's ΔG table is emptied by a DELETE at each job's claim;
@@ -459,8 +507,9 @@ def test_a_change_jobs_claim_readies_delta_and_sets_its_plans_for_the_job_only(
     its size for seconds (note 88), and a batch's statements with generic
     plans, not planned anew for each batch's values (note 145): a change
     job's claim sets both for the job's transaction and readies ΔG's table,
-    empty, which staging fills, and after which the job's joins are planned
-    in their written order; its commit does not wait for the disk (its
+    which it fills for a view placed as rendered (note 157; staging again
+    gives the same), after which the job's joins are planned in their
+    written order; its commit does not wait for the disk (its
     writes are derived: note 148); the session's settings are back after
     it; a backfill's claim leaves them alone."""
     settings = sa.text("SELECT current_setting('jit'), current_setting('plan_cache_mode'), "
@@ -489,10 +538,16 @@ def test_a_change_jobs_claim_readies_delta_and_sets_its_plans_for_the_job_only(
         claimed = views_repo.claim_and_lock(c, "test")
         assert claimed is not None and claimed[0].kind == "apply_changes"
         assert claimed[1].id == view and claimed[1].delta_ready
-        assert tuple(c.execute(settings).one()) == ("off", "force_generic_plan", before[2], "off")
-        staged = rendered.stage(c, [pod], 0, claimed[1].upto, None)  # one triple inserted
-        assert [(sign, n) for (_, sign), n in staged.items()] == [(1, 1)]
+        assert claimed[1].placement == views_repo.RENDERED
+        # the claim staged ΔG itself (note 157): one triple inserted
+        p = int(c.execute(sa.text("SELECT id FROM terms WHERE lexical = :p"),
+                          {"p": EX + "p"}).scalar_one())
+        assert claimed[1].staged == [[p, 1, 1]]
+        assert tuple(c.execute(sa.text("SELECT p, sign FROM pv_dg")).all()) == ((p, 1),)
         assert tuple(c.execute(settings).one()) == ("off", "force_generic_plan", "1", "off")
+        staged = rendered.stage(c, [pod], 0, claimed[1].upto, None)  # staged again: the same
+        assert staged == {(p, 1): 1}
+        assert tuple(c.execute(sa.text("SELECT p, sign FROM pv_dg")).all()) == ((p, 1),)
         c.commit()
         assert tuple(c.execute(settings).one()) == before
     engine.dispose()

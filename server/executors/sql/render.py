@@ -1,6 +1,6 @@
 """A view's delta program rendered to one SQL statement over term ids (decision 4,
 counting paper §4): every node's ΔQ a CTE computed set at a time from ΔG (the
-log's net changes over the view's pods, ``storage.changes.DELTA_G``), the pods' triples and the stored
+log's net changes over the view's pods, ``podviews_delta_staged``), the pods' triples and the stored
 K-relations as they were, then every stored node's ΔQ added to its
 K-relation tables, rows whose k reaches 0 deleted — all in the statement's
 one snapshot, so every rule reads the old outputs, as the two phases of

@@ -36,12 +36,12 @@ _ANALYZED = "podviews_dg_analyzed"  # the size of the batch the session last ana
 # (25–72 scans) plan in 5–14 ms, an update 3.9–5.3 ms against 5.7–6.6 (note 154)
 PLANNED_SCANS = 100
 
-# ΔG staged; and the rest of the job's transaction plans the joins of its
-# statements in their written order (design note 148): every term of the
-# rendered statement starts from ΔG and follows the data (``render.connected``)
-_STAGED = (f"WITH ins AS (INSERT INTO {R.DG} (s, p, o, sign) {changes.DELTA_G} "
-           "RETURNING p, sign), ordered AS (SELECT set_config('join_collapse_limit', '1', "
-           "true)) SELECT p, sign, count(*) FROM ins, ordered GROUP BY p, sign")
+# ΔG staged (migration 0028), counted by predicate and sign; the rest of the
+# job's transaction plans the joins of its statements in their written order
+# (design note 148): every term of the rendered statement starts from ΔG and
+# follows the data (``render.connected``)
+_STAGED = ("SELECT podviews_delta_staged(CAST(:pods AS bigint[]), CAST(:a AS bigint), "
+           "CAST(:u AS bigint), CAST(:preds AS bigint[]))")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -77,17 +77,19 @@ def prepare(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Node
 
 def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
              pods: list[int], after: int, upto: int, predicates: list[int] | None,
-             max_rows: int | None = None) -> tuple[int, int]:
+             max_rows: int | None = None, staged: list[list[int]] | None = None
+             ) -> tuple[int, int]:
     """Apply the changes of ``pods`` in (after, upto] to the view's state by
     the rendered statement: the change in stored rows, and ΔG's size.
-    Statements: ΔG staged (into the table the claim readied), the plan's
+    Statements: ΔG staged, unless the claim staged it (``staged``: its
+    counts, as ``views_repo.claim_and_lock`` gives them), the plan's
     constants looked up (only those not met before on this connection),
     then, unless ΔG changes no node, ΔG's table analyzed where its size
     calls for it (``analyze``) and the statement (a large batch's: ΔG's
     table truncated after) — run again after adding the numbers (a group's
     counts and sums) the dictionary lacked, which it names having changed
     nothing."""
-    batch = staged_batch(conn, view, plan, tables, pods, after, upto, predicates)
+    batch = staged_batch(conn, view, plan, tables, pods, after, upto, predicates, staged)
     if batch is None:
         return 0, 0
     known, size = batch
@@ -136,14 +138,16 @@ def within(largest: int, max_rows: int | None) -> None:
 
 
 def staged_batch(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
-                 pods: list[int], after: int, upto: int, predicates: list[int] | None
-                 ) -> tuple[R.Known, int] | None:
-    """ΔG of ``pods`` in (after, upto] staged, every table the program may
-    write created (``prepare``): what the renderer knows of the batch, and
-    ΔG's size; None when ΔG is empty."""
+                 pods: list[int], after: int, upto: int, predicates: list[int] | None,
+                 counted: list[list[int]] | None = None) -> tuple[R.Known, int] | None:
+    """ΔG of ``pods`` in (after, upto] staged (by the claim when it gives
+    ``counted``), every table the program may write created (``prepare``):
+    what the renderer knows of the batch, and ΔG's size; None when ΔG is
+    empty."""
     if upto <= after or not pods:
         return None
-    staged = stage(conn, pods, after, upto, predicates)
+    staged = stage(conn, pods, after, upto, predicates) if counted is None else \
+        _counts(counted)
     changed = set(staged)
     if not changed:
         return None
@@ -188,17 +192,21 @@ def analyze(conn: Connection, size: int) -> None:
 def stage(conn: Connection, pods: list[int], after: int, upto: int,
           predicates: list[int] | None) -> dict[tuple[int, int], int]:
     """ΔG of the view's input over (after, upto] in the session's temporary
-    table ``pv_dg``, which the job's claim made ready and empty and which
-    this fills; its triples by (predicate, sign). Not emptied at commit:
-    that truncation would make Postgres plan the prepared statements that
-    read it again (note 127). The claim also turned JIT off for the job's
-    transaction: it compiles a rendered statement for seconds that runs in
-    milliseconds (note 88). Both are ``podviews_delta_start`` (migrations
-    0018, 0020, 0023, 0025), which a caller outside a job calls first.
-    Staging has the rest of the transaction join in the written order
-    (note 148)."""
-    rows = driver.rows(conn, _STAGED, changes.net_parameters(pods, after, upto, predicates))
-    return {(int(p), int(sign)): int(n) for p, sign, n in rows}
+    table ``pv_dg``, made ready and empty, then filled; its triples by
+    (predicate, sign). Not emptied at commit: that truncation would make
+    Postgres plan the prepared statements that read it again (note 127).
+    The claim turned JIT off for the job's transaction: it compiles a
+    rendered statement for seconds that runs in milliseconds (note 88).
+    ``podviews_delta_staged`` (migration 0028) does both; the claim calls
+    it itself for a view placed as rendered (note 157). Staging has the
+    rest of the transaction join in the written order (note 148)."""
+    counted = driver.one(conn, _STAGED, changes.net_parameters(pods, after, upto, predicates))[0]
+    return _counts(counted)
+
+
+def _counts(counted: list[list[int]]) -> dict[tuple[int, int], int]:
+    """``podviews_delta_staged``'s counts by (predicate, sign)."""
+    return {(int(p), int(sign)): int(n) for p, sign, n in counted}
 
 
 def term_ids(conn: Connection, terms: set[Identifier]) -> dict[Identifier, int]:
