@@ -90,11 +90,11 @@ class _Page:
 
 def _page(db: Engine, who: Principal, view_id: int, accept: str, offset: int,
           size: int) -> _Page:
-    found = service.results(db, who, view_id)
+    found = service.results(db, who, view_id, offset, size)
     if found.lines is not None:
         return _graph_page(found, accept, offset, size)
     media = _negotiate(accept)
-    rows = found.rows[offset:offset + size]
+    rows = found.rows
     if found.answer is not None:
         body, media = json.dumps(fmt.ask_json(found.answer)), JSON
     elif media == CSV:
@@ -104,7 +104,7 @@ def _page(db: Engine, who: Principal, view_id: int, accept: str, offset: int,
     else:
         body = json.dumps(fmt.select_json(found.variables, rows))
     data = body.encode()
-    return _Page(data, media, hashlib.sha1(data).hexdigest(), found.watermark, len(found.rows))
+    return _Page(data, media, hashlib.sha1(data).hexdigest(), found.watermark, found.total)
 
 
 def _graph_page(found: service.Results, accept: str, offset: int, size: int) -> _Page:

@@ -223,30 +223,44 @@ def _not_current(engine: Engine, who: Principal, view_id: int, min_seq: int) -> 
 @dataclass(frozen=True)
 class Results:
     """A view's answer as of one commit: the variables and ordered solutions
-    of a SELECT, or the answer of an ASK (``answer`` not None), and the
-    watermark they reflect."""
+    of a SELECT (a page of them: ``total`` counts them all), or the answer
+    of an ASK (``answer`` not None), and the watermark they reflect."""
 
     variables: tuple[str, ...]
     rows: list[dict[str, Identifier]]
     answer: bool | None
     watermark: int
     lines: list[str] | None = None  # a CONSTRUCT's graph: sorted N-Triples lines
+    total: int = 0  # the solutions (a CONSTRUCT's lines) in all
 
 
-def results(engine: Engine, who: Principal, view_id: int) -> Results:
+def results(engine: Engine, who: Principal, view_id: int, offset: int = 0,
+            size: int | None = None) -> Results:
+    """The view's solutions ``offset`` to ``offset + size`` (from ``offset``
+    on when ``size`` is None), in one snapshot. A SELECT without ORDER BY,
+    LIMIT or OFFSET is paged by Postgres in the order of its term ids and
+    only the page is decoded (``catalog.page``); the others are evaluated
+    whole (ordered, sliced: ``views.results.solutions``) and the page taken
+    from them."""
     with catalog.snapshot(engine) as c:
         v = row(c, who, view_id)
         s = state(c, v)
         if not s.current:
             raise NotReady(f"view {view_id} is {s.status}" + (f": {s.note}" if s.note else ""),
                            {"Retry-After": "1"})
+        q = compiled(v.query).query
+        if q.form == "SELECT" and not q.order and q.limit is None and not q.offset:
+            rows, total = catalog.page(c, v, offset, size)
+            return Results(q.variables, rows, None, v.watermark, total=total)
         current = catalog.results(c, v)
-    q = compiled(v.query).query
     if q.form == "ASK":
         return Results((), [], ask(current), v.watermark)
     if q.form == "CONSTRUCT":
-        return Results((), [], None, v.watermark, fmt.ntriples(list(graph(q, current))))
-    return Results(q.variables, solutions(q, current), None, v.watermark)
+        lines = fmt.ntriples(list(graph(q, current)))
+        return Results((), [], None, v.watermark, lines, len(lines))
+    every = solutions(q, current)
+    end = None if size is None else offset + size
+    return Results(q.variables, every[offset:end], None, v.watermark, total=len(every))
 
 
 def drop(engine: Engine, who: Principal, view_id: int) -> None:
