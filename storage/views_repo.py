@@ -41,7 +41,8 @@ _BATCH = ("CASE WHEN v.status = 'ready' THEN (SELECT count(*) FROM change_triple
 # How a view whose batches run as one rendered statement is placed (``GET
 # /views/{id}`` shows it; ``server.maintenance.jobs.placement`` writes it)
 RENDERED = "sql: one rendered statement per batch"
-# A change job of a ready view placed so: the claim stages its ΔG
+# A change job of a ready view placed so: the claim stages its ΔG (and does
+# not ready the table again after: a CASE, whose branches run in order)
 _STAGES = f"j.kind = 'apply_changes' AND v.status = 'ready' AND v.placement = '{RENDERED}'"
 # ``claim_and_lock``'s statement: the same text for every job, built once
 _READABLE = READABLE.format(view="v.id")
@@ -61,8 +62,8 @@ _CLAIM_AND_LOCK = (
     f"{_BATCH.format(pods=_READABLE)} END "
     f"  AS batch, CASE WHEN {_STAGES} THEN podviews_delta_staged(ARRAY({_READABLE}), "
     "  v.watermark, (SELECT coalesce(max(seq), 0) FROM changes), v.predicates) END AS staged, "
-    f" ({_STAGES}) OR (CASE WHEN j.kind <> 'backfill' THEN podviews_delta_start() END) "
-    "  IS NOT NULL AS delta_ready "
+    f" CASE WHEN {_STAGES} THEN true WHEN j.kind <> 'backfill' THEN "
+    "  podviews_delta_start() IS NOT NULL ELSE false END AS delta_ready "
     "FROM views v WHERE v.id = j.view_id FOR NO KEY UPDATE OF v SKIP LOCKED) v ON true")
 
 
