@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rdflib.term import Identifier
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from storage import terms
 from views.terms import canonical
@@ -31,10 +31,9 @@ class Codec:
         return self.ids
 
     def _known(self, items: list[Identifier]) -> dict[Identifier, int]:
-        rows = self.conn.execute(text("SELECT digest, id FROM terms WHERE digest = ANY(:d)"),
-                                 {"d": [terms.digest(t) for t in items]})
-        by_digest = {bytes(r.digest): int(r.id) for r in rows}
-        return {t: by_digest[terms.digest(t)] for t in items if terms.digest(t) in by_digest}
+        digests = {t: terms.digest(t) for t in items}
+        by_digest = terms.lookup(self.conn, list(digests.values()))
+        return {t: by_digest[d] for t, d in digests.items() if d in by_digest}
 
     def decode(self, ids: Iterable[int]) -> dict[int, Identifier]:
         missing = {i for i in ids if i not in self.terms}

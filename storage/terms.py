@@ -82,13 +82,13 @@ def intern_fields(conn: Connection, fields: Sequence[TermFields]) -> list[int]:
     if len(digests) > ARRAYED:
         ids = _staged(conn, digests, unique)
     else:
-        found = _lookup(conn, digests)
+        found = lookup(conn, digests)
         missing = [i for i, d in enumerate(digests) if d not in found]
         if missing:
             found.update(_insert(conn, [_row(digests[i], unique[i]) for i in missing]))
             late = [digests[i] for i in missing if digests[i] not in found]
             if late:  # added by a concurrent writer since the lookup
-                found.update(_lookup(conn, late))
+                found.update(lookup(conn, late))
         ids = [found[d] for d in digests]
     return [ids[i] for i in at]
 
@@ -182,7 +182,7 @@ def number_id(datatype: str, lexical: str) -> str:
     return f"(CASE {datatype} {' '.join(lookups)} END)"
 
 
-def _lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:
+def lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:
     """The ids the dictionary holds for ``digests``. A join, not ``digest =
     ANY(:d)``: in a prepared statement's generic plan that array is a
     parameter, which Postgres searches linearly for every row a scan meets
@@ -195,9 +195,10 @@ def _lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:
 def decode(conn: Connection, ids: Iterable[int]) -> dict[int, Identifier]:
     """The terms of ``ids``."""
     wanted = list(set(ids))
-    rows = conn.execute(text("SELECT id, kind, lexical, datatype, lang FROM terms "
-                             "WHERE id = ANY(:ids)"), {"ids": wanted})
+    rows = conn.execute(text("SELECT t.id, t.kind, t.lexical, t.datatype, t.lang "
+                             "FROM unnest(CAST(:ids AS bigint[])) AS d (id) "
+                             "JOIN terms t ON t.id = d.id"), {"ids": wanted})  # as ``lookup``
     return {r.id: term_of(r.kind, r.lexical, r.datatype, r.lang) for r in rows}
 
 
-__all__ = ["TermTable", "decode", "digest", "intern", "intern_fields"]
+__all__ = ["TermTable", "decode", "digest", "intern", "intern_fields", "lookup"]

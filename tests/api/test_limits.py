@@ -149,7 +149,7 @@ def test_an_unordered_views_pages_hold_its_solutions_once_each(migrated: str) ->
         engine = sa.create_engine(migrated)
         decoded: list[int] = []
         sa.event.listen(engine, "before_cursor_execute", lambda conn, cursor, stmt, params, *r:
-                        decoded.extend(params["ids"]) if "FROM terms WHERE id" in stmt else None)
+                        decoded.extend(params["ids"]) if "JOIN terms t ON t.id" in stmt else None)
         with engine.connect() as c:
             v = views_repo.view_row(c, int(view.rsplit("/", 1)[1]))
             rows, total = catalog.page(c, v, 5, 2)
