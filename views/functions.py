@@ -12,7 +12,7 @@ import hashlib
 import math
 import re
 from collections.abc import Callable
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from typing import Any
 from urllib.parse import quote, urljoin
 
@@ -249,11 +249,22 @@ def _substr(a: Identifier, start: Identifier, length: Identifier | None = None) 
 
 
 def _round_half_up(v: object) -> int:
+    """fn:round of a number, as an int (infinities far out of any string)."""
     if isinstance(v, float):
         if math.isinf(v):
             return 10**9 if v > 0 else -(10**9)
         return math.floor(v + 0.5)
-    return int(Decimal(v).quantize(Decimal(1), rounding=ROUND_HALF_UP))  # type: ignore[arg-type]
+    return int(_half_up(Decimal(v)))  # type: ignore[arg-type]
+
+
+def _half_up(d: Decimal) -> Decimal:
+    """XPath's fn:round of a decimal: the nearest integer, a half toward
+    positive infinity (-0.5 → 0, -1.5 → -1, 2.5 → 3; Python's ROUND_HALF_UP
+    goes away from zero), computed exactly whatever its digits."""
+    _, digits, exponent = d.as_tuple()
+    with localcontext() as ctx:
+        ctx.prec = max(ctx.prec, len(digits) + max(int(exponent), 0) + 2)
+        return (d + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR)
 
 
 @fn("STRSTARTS")
@@ -353,22 +364,23 @@ def _replace(text: Identifier, pattern: Identifier, repl: Identifier,
 # ------------------------------------------------------------------- numbers
 
 
-def _rounding(name: str, py: Callable[[float], float], mode: str) -> None:
+def _rounding(name: str, py: Callable[[float], float], dec: Callable[[Decimal], Decimal]
+              ) -> None:
     def f(a: Identifier) -> Literal:
         v, k = numeric_of(a)
         if k == XSD.integer:
             return make_numeric(v, k)
         if k == XSD.decimal:
-            return make_numeric(Decimal(v).quantize(Decimal(1), rounding=mode), k)  # type: ignore[arg-type]
+            return make_numeric(dec(Decimal(v)), k)  # type: ignore[arg-type]
         if math.isnan(v) or math.isinf(v):  # type: ignore[arg-type]
             return make_numeric(v, k)
         return make_numeric(py(v), k)  # type: ignore[arg-type]
     FUNCTIONS[name] = f
 
 
-_rounding("ROUND", lambda v: math.floor(v + 0.5), ROUND_HALF_UP)
-_rounding("CEIL", math.ceil, ROUND_CEILING)
-_rounding("FLOOR", math.floor, ROUND_FLOOR)
+_rounding("ROUND", lambda v: math.floor(v + 0.5), _half_up)
+_rounding("CEIL", math.ceil, lambda d: d.to_integral_value(rounding=ROUND_CEILING))
+_rounding("FLOOR", math.floor, lambda d: d.to_integral_value(rounding=ROUND_FLOOR))
 
 
 @fn("ABS")

@@ -329,3 +329,18 @@ def test_an_integer_past_the_largest_double_promotes_to_infinity() -> None:
                     {"s": URIRef("http://ex/b"), "m": minus, "d": minus, "lt": true, "eq": false}]
     kept = answers(data, "SELECT ?s { ?s :p ?o FILTER(?o > 1.0e300) }")
     assert kept == [{"s": URIRef("http://ex/a")}]
+
+
+def test_round_takes_a_half_toward_positive_infinity() -> None:
+    """fn:round (F&O 3.1 §4.4.4) rounds a half toward positive infinity:
+    ROUND(-0.5) is 0, not -1 (Python's ROUND_HALF_UP goes away from zero).
+    Found by the fuzzer (seed 10404: a FILTER on the EBV of ROUND(-0.5)
+    kept no row where pyoxigraph kept every one); the answers here are
+    pyoxigraph's."""
+    data = ":a :p -0.5 . :b :p -1.5 . :c :p 2.5 . :d :p -2.5 . :e :p -0.4 ."
+    rows = answers(data, "SELECT ?s ?r { ?s :p ?o BIND(ROUND(?o) AS ?r) } ORDER BY ?s")
+    assert [r["r"] for r in rows] == [lit("0.0", "decimal"), lit("-1.0", "decimal"),
+                                      lit("3.0", "decimal"), lit("-2.0", "decimal"),
+                                      lit("0.0", "decimal")]
+    assert answers(":a :p 1 .", "SELECT ?s { ?s :p ?o FILTER(!ROUND(-0.5)) }") == \
+        [{"s": URIRef("http://ex/a")}]
