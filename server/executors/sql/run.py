@@ -77,11 +77,11 @@ def prepare(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Node
 
 def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
              pods: list[int], after: int, upto: int, predicates: list[int] | None,
-             max_rows: int | None = None, staged: list[list[int]] | None = None
+             max_rows: int | None = None, counted: list[list[int]] | None = None
              ) -> tuple[int, int]:
     """Apply the changes of ``pods`` in (after, upto] to the view's state by
     the rendered statement: the change in stored rows, and ΔG's size.
-    Statements: ΔG staged, unless the claim staged it (``staged``: its
+    Statements: ΔG staged, unless the claim staged it (``counted``: its
     counts, as ``views_repo.claim_and_lock`` gives them), the plan's
     constants looked up (only those not met before on this connection),
     then, unless ΔG changes no node, ΔG's table analyzed where its size
@@ -89,7 +89,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     table truncated after) — run again after adding the numbers (a group's
     counts and sums) the dictionary lacked, which it names having changed
     nothing."""
-    batch = staged_batch(conn, view, plan, tables, pods, after, upto, predicates, staged)
+    batch = staged_batch(conn, view, plan, tables, pods, after, upto, predicates, counted)
     if batch is None:
         return 0, 0
     known, size = batch
@@ -195,11 +195,11 @@ def stage(conn: Connection, pods: list[int], after: int, upto: int,
     table ``pv_dg``, made ready and empty, then filled; its triples by
     (predicate, sign). Not emptied at commit: that truncation would make
     Postgres plan the prepared statements that read it again (note 127).
-    The claim turned JIT off for the job's transaction: it compiles a
+    JIT is turned off for the rest of the transaction: it compiles a
     rendered statement for seconds that runs in milliseconds (note 88).
-    ``podviews_delta_staged`` (migration 0028) does both; the claim calls
-    it itself for a view placed as rendered (note 157). Staging has the
-    rest of the transaction join in the written order (note 148)."""
+    ``podviews_delta_staged`` (migration 0028) does all of it; the claim
+    calls it itself for a view placed as rendered (note 157). Staging has
+    the rest of the transaction join in the written order (note 148)."""
     counted = driver.one(conn, _STAGED, changes.net_parameters(pods, after, upto, predicates))[0]
     return _counts(counted)
 
