@@ -108,7 +108,8 @@ NUMBER_LITERALS = f"kind = 2 AND datatype IN ({', '.join(repr(t) for t in NUMBER
 class Term(Base):
     """The dictionary of RDF terms (decision 2): kind 0 IRI, 1 blank node,
     2 literal; ``digest`` identifies the term; ``num`` and ``ts`` hold parsed
-    numeric and dateTime values for filters."""
+    numeric and dateTime values for filters, ``sortkey`` its place in
+    ORDER BY's order for MIN, MAX and SAMPLE."""
 
     __tablename__ = "terms"
     __table_args__ = (Index("ix_terms_integer_lexical", "lexical",
@@ -123,6 +124,8 @@ class Term(Base):
     lang: Mapped[str | None] = mapped_column(String(64))
     num: Mapped[float | None] = mapped_column(Double)
     ts: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # its place in ORDER BY's order, bytewise (``views.sortkey``; migration 0029)
+    sortkey: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class Quad(Base):

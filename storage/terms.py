@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from rdflib import XSD
-from rdflib.term import Identifier, Literal, URIRef
+from rdflib.term import Identifier, URIRef
 from sqlalchemy import Connection, text
 
 from storage import db
 from storage.models import INTEGER_LITERALS, NUMBER_TYPES
-from views.compare import datetime_value
+from views.compare import datetime_of
+from views.sortkey import sort_key
 from views.terms import (
     INTEGER_TYPES,
     NUMERIC_RANK,
@@ -93,8 +94,8 @@ def intern_fields(conn: Connection, fields: Sequence[TermFields]) -> list[int]:
     return [ids[i] for i in at]
 
 
-_COLUMNS = ("digest", "kind", "lexical", "datatype", "lang", "num", "ts")
-_TYPES = ("bytea", "smallint", "text", "text", "varchar", "float8", "timestamptz")
+_COLUMNS = ("digest", "kind", "lexical", "datatype", "lang", "num", "ts", "sortkey")
+_TYPES = ("bytea", "smallint", "text", "text", "varchar", "float8", "timestamptz", "bytea")
 # Up to this many distinct terms are looked up by one statement and the new
 # ones inserted by another, as arrays; more go through COPY into a staging
 # table made for the write. A pod write's few terms took 5 statements
@@ -110,15 +111,15 @@ _VALUED = {str(t) for t in (*INTEGER_TYPES, *NUMERIC_RANK, XSD.dateTime)}
 
 
 def _row(key: bytes, f: TermFields) -> tuple[object, ...]:
-    """The dictionary row of a term: its fields and, for a number or a
-    timezoned xsd:dateTime, its value (for filters)."""
+    """The dictionary row of a term: its fields, for a number or a
+    timezoned xsd:dateTime its value (for filters), and its sort key."""
     kind, lexical, datatype, lang = f
     num: float | None = None
     ts: datetime | None = None
     if kind == 2 and datatype in _VALUED:
         if datatype == _DATETIME:
             try:
-                ts = datetime_value(Literal(lexical, datatype=XSD.dateTime))
+                ts = datetime_of(lexical)
                 ts = ts if ts.tzinfo is not None else None
             except ExprError:
                 ts = None
@@ -128,7 +129,7 @@ def _row(key: bytes, f: TermFields) -> tuple[object, ...]:
                 num = v if math.isfinite(v) else None
             except ExprError:
                 num = None
-    return key, kind, lexical, datatype, lang, num, ts
+    return key, kind, lexical, datatype, lang, num, ts, sort_key(*f)
 
 
 def _insert(conn: Connection, rows: list[tuple[object, ...]]) -> dict[bytes, int]:

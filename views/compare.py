@@ -25,11 +25,12 @@ from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
 from views.terms import (
+    RDF_LANGSTRING,
     ExprError,
     Number,
-    datatype_of,
-    ebv,
     is_plain_string,
+    number_of,
+    numeric_family,
     numeric_type,
     numeric_value,
     promote,
@@ -55,11 +56,16 @@ def _zone(tz: str | None) -> dt.tzinfo | None:
 
 def datetime_value(t: Identifier) -> dt.datetime:
     """The value of an xsd:dateTime literal (timezone-aware or naive); an
-    ExprError if it is not one or ill-typed. 24:00:00 is the next day's
-    midnight (XSD 1.1 §3.3.7)."""
+    ExprError if it is not one or ill-typed."""
     if not isinstance(t, Literal) or t.datatype != XSD.dateTime:
         raise ExprError("not a dateTime")
-    m = _DATETIME.fullmatch(str(t))
+    return datetime_of(str(t))
+
+
+def datetime_of(lexical: str) -> dt.datetime:
+    """``datetime_value`` of an xsd:dateTime's lexical form, without the
+    literal. 24:00:00 is the next day's midnight (XSD 1.1 §3.3.7)."""
+    m = _DATETIME.fullmatch(lexical)
     if not m:
         raise ExprError("ill-typed dateTime")
     y, mo, d, h, mi, s, frac, tz = m.groups()
@@ -77,7 +83,11 @@ def date_value(t: Identifier) -> dt.datetime:
     """An xsd:date as the dateTime of its first instant (XSD 1.1 §3.3.9)."""
     if not isinstance(t, Literal) or t.datatype != XSD.date:
         raise ExprError("not a date")
-    m = _DATE.fullmatch(str(t))
+    return _date_of(str(t))
+
+
+def _date_of(lexical: str) -> dt.datetime:
+    m = _DATE.fullmatch(lexical)
     if not m:
         raise ExprError("ill-typed date")
     y, mo, d, tz = m.groups()
@@ -95,16 +105,19 @@ def duration_value(t: Identifier) -> tuple[int, Decimal]:
     """(months, seconds) of an xsd:duration or a subtype (XSD 1.1 §3.3.6)."""
     if not isinstance(t, Literal) or t.datatype not in _ALL_DURATIONS:
         raise ExprError("not a duration")
-    lex = str(t)
+    return _duration_of(str(t), t.datatype)
+
+
+def _duration_of(lex: str, datatype: URIRef) -> tuple[int, Decimal]:
     m = _DURATION.fullmatch(lex)
     if not m or lex.endswith(("P", "T")) or not any(m.groups()[1:]):
         raise ExprError("ill-typed duration")
     neg, y, mo, d, h, mi, s = m.groups()
     months = int(y or 0) * 12 + int(mo or 0)
     seconds = ((int(d or 0) * 24 + int(h or 0)) * 60 + int(mi or 0)) * 60 + Decimal(s or 0)
-    if t.datatype == XSD.dayTimeDuration and (y or mo):
+    if datatype == XSD.dayTimeDuration and (y or mo):
         raise ExprError("ill-typed dayTimeDuration")
-    if t.datatype == XSD.yearMonthDuration and (d or h or mi or s):
+    if datatype == XSD.yearMonthDuration and (d or h or mi or s):
         raise ExprError("ill-typed yearMonthDuration")
     sign = -1 if neg else 1
     return sign * months, sign * seconds
@@ -199,9 +212,13 @@ def compare(a: Identifier, b: Identifier) -> int:
 
 
 def _boolean(t: Literal) -> bool:
-    if str(t) not in ("true", "false", "1", "0"):
+    return _boolean_of(str(t))
+
+
+def _boolean_of(lexical: str) -> bool:
+    if lexical not in ("true", "false", "1", "0"):
         raise ExprError("ill-typed boolean")
-    return ebv(t)
+    return lexical in ("true", "1")
 
 
 def equals(a: Identifier, b: Identifier) -> bool:
@@ -245,15 +262,22 @@ def _known(t: Literal) -> bool:
 
 
 def _value_of(t: Literal) -> object:
-    if numeric_type(t) is not None:
-        return numeric_value(t)
-    readers = {XSD.boolean: _boolean, XSD.dateTime: datetime_value, XSD.date: date_value,
-               XSD.duration: duration_value, XSD.dayTimeDuration: duration_value,
-               XSD.yearMonthDuration: duration_value}
-    reader = readers.get(t.datatype) if t.datatype is not None else None
+    return _value_of_form(str(t), t.datatype)
+
+
+def _value_of_form(lexical: str, datatype: URIRef | None) -> object:
+    """The value of a literal of this form and datatype (not a string)."""
+    if datatype is not None and numeric_family(datatype) is not None:
+        return number_of(lexical, datatype)
+    if datatype in _ALL_DURATIONS:
+        return _duration_of(lexical, datatype)
+    reader = _READERS.get(datatype) if datatype is not None else None
     if reader is None:
         raise ExprError("no known value")
-    return reader(t)
+    return reader(lexical)
+
+
+_READERS = {XSD.boolean: _boolean_of, XSD.dateTime: datetime_of, XSD.date: _date_of}
 
 
 def same_term(a: Identifier, b: Identifier) -> bool:
@@ -284,31 +308,42 @@ def order_key(t: Identifier | None) -> tuple:  # type: ignore[type-arg]
     if isinstance(t, URIRef):
         return (2, str(t))
     assert isinstance(t, Literal)
-    group, value = _family(t)
-    return (3, group, value, str(datatype_of(t)), str(t), t.language or "")
+    return literal_order_key(str(t), t.datatype, t.language)
 
 
-def _family(t: Literal) -> tuple[int, Any]:
+def literal_order_key(lexical: str, datatype: URIRef | None, lang: str | None) -> tuple:  # type: ignore[type-arg]
+    """``order_key`` of the literal of this lexical form, datatype and
+    language, without the literal (the dictionary's sort keys,
+    ``views.sortkey``)."""
+    group, value = _family(lexical, datatype, lang)
+    named = RDF_LANGSTRING if lang is not None else datatype if datatype is not None else XSD.string
+    return (3, group, value, str(named), lexical, lang or "")
+
+
+def _family(lexical: str, datatype: URIRef | None, lang: str | None) -> tuple[int, Any]:
     """The comparable family of a literal and its value's key within it."""
-    if numeric_type(t) is not None:
+    if lang is not None:
+        return 3, (lang, lexical)
+    if datatype is None or datatype == XSD.string:
+        return 2, lexical
+    if numeric_family(datatype) is not None:
         try:
-            v: Number = numeric_value(t)
+            v: Number = number_of(lexical, datatype)
         except ExprError:
             return 9, 0
         if isinstance(v, float) and math.isnan(v):
             return 1, 0
         return 0, v
-    if is_plain_string(t):
-        return 2, str(t)
-    if t.language is not None:
-        return 3, (t.language, str(t))
     try:
-        value = _value_of(t)
+        value = _value_of_form(lexical, datatype)
     except ExprError:
         return 9, 0
     if isinstance(value, dt.datetime):
         utc = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-        return (4 if t.datatype == XSD.dateTime else 5), utc
-    if t.datatype in _ALL_DURATIONS:  # a linear extension of their partial order
-        return 7, duration_key(value)  # type: ignore[arg-type]
+        return (4 if datatype == XSD.dateTime else 5), utc
+    if datatype in _ALL_DURATIONS:  # a linear extension of their partial order
+        try:
+            return 7, duration_key(value)  # type: ignore[arg-type]
+        except (ValueError, OverflowError):  # it leads past the years datetime holds
+            return 9, 0
     return 6, value  # booleans

@@ -14,8 +14,8 @@ NULL where a solution leaves it unbound; joins compare columns only where
 both sides may bind them (SPARQL 1.1 §18.3 compatibility).
 
 A node ``render`` cannot state (an expression without exact SQL semantics,
-a group by an expression or with an aggregate other than COUNT, SUM, AVG
-and the SAMPLE of a key, a BIND of an expression, an EXISTS other than of a
+a group by an expression or with an aggregate other than COUNT, SUM, AVG,
+MIN, MAX and SAMPLE of a variable, a BIND of an expression, an EXISTS other than of a
 BGP) makes the view run in the interpreter
 (``views.interpret``), named in its plan (``placement``).
 """
@@ -422,8 +422,10 @@ class Renderer:
 
     def group(self, n: P.Group) -> str | None:
         """GROUP BY variables with COUNT (of a variable or of *, DISTINCT or
-        not), SUM and AVG of a variable (``sums``) and the SAMPLE of a key
-        (the aggregates of ``SELECT ?k (COUNT(…) AS ?n) … GROUP BY ?k``):
+        not), SUM and AVG of a variable (``sums``), MIN, MAX and SAMPLE of a
+        variable (the least or greatest of the values its members bind by
+        the dictionary's sort keys, ``views.sortkey``: ORDER BY's order, as
+        ``views.aggregates``; SAMPLE the least, the key itself for a key):
         the groups ΔP1 touches recomputed from their members — the stored
         or matched old members of those groups and ΔP1's — their old and
         new solution each a row when they differ (counting paper §4, as
@@ -443,7 +445,10 @@ class Renderer:
         (d,), = rel
         col, counted, numbers = self.column, self._counted(n), self._numbers(n)
         summed = list(dict.fromkeys(v for _, v in numbers))  # the variables SUMs and AVGs read
-        own = sorted(set(keys) | {v for v, _ in counted if v is not None} | set(summed))
+        extremes = self._extremes(n, keys)
+        ranked = list(dict.fromkeys(v for _, v in extremes))  # the variables they read
+        own = sorted(set(keys) | {v for v, _ in counted if v is not None} | set(summed)
+                     | set(ranked))
         if (None, True) in counted:  # COUNT(DISTINCT *): its members are whole mappings
             own = sorted(shape(n.child).vars)
         touched = self.alias("t")
@@ -459,19 +464,27 @@ class Renderer:
                          + " AND ".join([*on, *j.where] or ["TRUE"]))
         members, sums = self.alias("m"), self.alias("g")
         body = " UNION ALL ".join(parts)
-        if summed or any(distinct for _, distinct in counted):
+        if summed or ranked or any(distinct for _, distinct in counted):
             cols = ", ".join(col[v] for v in own)
             body = (f"SELECT {cols}, sum(ko) AS ko, sum(kd) AS kd FROM ({body}) AS u"
                     + (f" GROUP BY {cols}" if own else ""))
         self.ctes.append((members, body))
         source, added, results = members, [], []  # SUMs' and AVGs' tallies, old and new terms
+        if ranked:
+            source = _ranked_members(members, [col[v] for v in ranked])
+            for r, (fn, var) in enumerate(extremes):
+                pick, h = "max" if fn == "MAX" else "min", f"h{ranked.index(var)}"
+                added += [f'{pick}({h} COLLATE "C") FILTER (WHERE ko > 0) AS o_r{r}',
+                          f'{pick}({h} COLLATE "C") FILTER (WHERE ko + kd > 0) AS n_r{r}']
         if summed:
-            source = sums_members(members, [col[v] for v in summed])
+            source = sums_members(source, [col[v] for v in summed])
             for side, k in (("o_", "ko"), ("n_", "ko + kd")):
                 for at in range(len(summed)):
                     added += tallies(side, at, k)
                 for r, (fn, var) in enumerate(numbers):
                     results += term(fn, side, summed.index(var), r)
+        elif ranked:
+            source += " AS w"
         counts = []  # per count (of a variable or *, DISTINCT or not), its old and new value
         for i, (v, distinct) in enumerate(counted):
             if distinct:
@@ -491,12 +504,14 @@ class Renderer:
         was, now = ("o_ > 0", "n_ > 0") if keys else ("TRUE", "TRUE")
         moved = " OR ".join([f"({was}) <> ({now})", *(f"o{i} <> n{i}" for i in range(len(counted))),
                              *(f"o_{x}{r} IS DISTINCT FROM n_{x}{r}" for r in range(len(numbers))
-                               for x in "tl")])
+                               for x in "tl"),
+                             *(f"o_r{r} IS DISTINCT FROM n_r{r}" for r in range(len(extremes)))])
         rows = self.alias("r")
 
         def values(side: str) -> list[str]:  # a group's counts and sums on one side
             return [*(f"{side}{i} AS c{i}" for i in range(len(counted))),
-                    *(f"{side}_{x}{r} AS s{x}{r}" for r in range(len(numbers)) for x in "tl")]
+                    *(f"{side}_{x}{r} AS s{x}{r}" for r in range(len(numbers)) for x in "tl"),
+                    *(f"{side}_r{r} AS e{r}" for r in range(len(extremes)))]
 
         self.ctes.append((rows, " UNION ALL ".join(
             f"SELECT {', '.join([*key_cols, *values(side), f'{k} AS k'])} "
@@ -517,15 +532,19 @@ class Renderer:
                 assert isinstance(agg.expr, A.Var)
                 r = numbers.index((agg.fn, agg.expr.name))
                 out.append(f"{number_id(f'st{r}', f'sl{r}')} AS {col[v]}")
-            else:  # SAMPLE of a key: the key
+            else:  # MIN, MAX, SAMPLE: the key's id after its sort key; SAMPLE of a key: the key
                 assert isinstance(agg.expr, A.Var)
-                out.append(f"{col[agg.expr.name]} AS {col[v]}")
+                if agg.expr.name in keys and agg.fn == "SAMPLE":
+                    out.append(f"{col[agg.expr.name]} AS {col[v]}")
+                else:
+                    r = extremes.index(("MAX" if agg.fn == "MAX" else "MIN", agg.expr.name))
+                    out.append(f"CAST(CAST('x' || right(e{r}, 16) AS bit(64)) AS bigint) AS {col[v]}")
         return f"SELECT {', '.join([*out, 'k'])} FROM {rows}"
 
     def _group_keys(self, n: P.Group) -> list[str]:
         """The group's key variables (a key that is an expression, or an
-        aggregate other than COUNT, SUM or AVG of a variable and the
-        SAMPLE of a key, does not render)."""
+        aggregate other than COUNT, SUM or AVG, MIN, MAX or SAMPLE of a
+        variable, does not render)."""
         if self.spark:
             raise NotRendered("a group (counts are looked up in the dictionary, on SQL)")
         keys = [e.name for e in n.keys if isinstance(e, A.Var)]
@@ -536,7 +555,7 @@ class Renderer:
         for a in n.aggregates:
             if not ((a.fn == "COUNT" and (isinstance(a.expr, A.Var) or a.expr is None))
                     or (a.fn in ("SUM", "AVG") and isinstance(a.expr, A.Var) and not a.distinct)
-                    or (a.fn == "SAMPLE" and isinstance(a.expr, A.Var) and a.expr.name in keys)):
+                    or (a.fn in ("MIN", "MAX", "SAMPLE") and isinstance(a.expr, A.Var))):
                 raise NotRendered(f"the aggregate {'DISTINCT ' if a.distinct else ''}{a.fn}"
                                   + (" of *" if a.expr is None else ""))
         return keys
@@ -549,6 +568,14 @@ class Renderer:
             if a.fn == "COUNT" and _count_of(a) not in out:
                 out.append(_count_of(a))
         return out
+
+    def _extremes(self, n: P.Group, keys: list[str]) -> list[tuple[str, str]]:
+        """The group's MINs and MAXes (of a variable), each once; a SAMPLE
+        is the MIN (as ``views.aggregates``) unless of a key."""
+        return list(dict.fromkeys(("MAX" if a.fn == "MAX" else "MIN", a.expr.name)
+                                  for a in n.aggregates if a.fn in ("MIN", "MAX", "SAMPLE")
+                                  and isinstance(a.expr, A.Var)
+                                  and not (a.fn == "SAMPLE" and a.expr.name in keys)))
 
     def _numbers(self, n: P.Group) -> list[tuple[str, str]]:
         """The group's SUMs and AVGs (of a variable), each once."""
@@ -800,6 +827,19 @@ def _matching(cols: dict[str, str], certain: frozenset[str], outer: Item,
         else:
             return None
     return where
+
+
+def _ranked_members(members: str, columns: list[str]) -> str:
+    """A FROM item (to alias): the group's ``members`` with, for each
+    column ``j`` a MIN, MAX or SAMPLE reads, ``hj``: its term's sort key
+    and then its id (8 bytes), in hex — text compares bytewise (``COLLATE
+    "C"``) where Postgres has no ``min`` of bytea; the key is one term's
+    alone, so the id after it changes no order and is read back from the
+    last 16 digits. NULL where the column is unbound."""
+    keys = ", ".join(f"encode(q{j}.sortkey || int8send(m.{c}), 'hex') AS h{j}"
+                     for j, c in enumerate(columns))
+    joins = " ".join(f"LEFT JOIN terms AS q{j} ON q{j}.id = m.{c}" for j, c in enumerate(columns))
+    return f"(SELECT m.*, {keys} FROM {members} AS m {joins})"
 
 
 def summing(plan: P.Plan) -> set[str]:
