@@ -124,7 +124,8 @@ class Term(Base):
     lang: Mapped[str | None] = mapped_column(String(64))
     num: Mapped[float | None] = mapped_column(Double)
     ts: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # its place in ORDER BY's order, bytewise (``views.sortkey``; migration 0029)
+    # a typed literal's place in ORDER BY's order, bytewise (``views.sortkey``;
+    # migration 0029's ``pv_sort_key`` gives every term's)
     sortkey: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 

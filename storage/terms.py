@@ -23,7 +23,7 @@ from sqlalchemy import Connection, text
 from storage import db
 from storage.models import INTEGER_LITERALS, NUMBER_TYPES
 from views.compare import datetime_of
-from views.sortkey import sort_key
+from views.sortkey import stored_key
 from views.terms import (
     INTEGER_TYPES,
     NUMERIC_RANK,
@@ -112,7 +112,8 @@ _VALUED = {str(t) for t in (*INTEGER_TYPES, *NUMERIC_RANK, XSD.dateTime)}
 
 def _row(key: bytes, f: TermFields) -> tuple[object, ...]:
     """The dictionary row of a term: its fields, for a number or a
-    timezoned xsd:dateTime its value (for filters), and its sort key."""
+    timezoned xsd:dateTime its value (for filters), and a typed literal's
+    sort key."""
     kind, lexical, datatype, lang = f
     num: float | None = None
     ts: datetime | None = None
@@ -129,7 +130,7 @@ def _row(key: bytes, f: TermFields) -> tuple[object, ...]:
                 num = v if math.isfinite(v) else None
             except ExprError:
                 num = None
-    return key, kind, lexical, datatype, lang, num, ts, sort_key(*f)
+    return key, kind, lexical, datatype, lang, num, ts, stored_key(*f)
 
 
 def _insert(conn: Connection, rows: list[tuple[object, ...]]) -> dict[bytes, int]:

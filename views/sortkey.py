@@ -1,8 +1,11 @@
 """ORDER BY's total order (``views.compare.order_key``) as bytes: a term's
 sort key, a byte string that compares (bytewise, shorter first on a common
-prefix) as the term's ``order_key`` does. The dictionary keeps each term's
-(``terms.sortkey``), so a rendered group finds its MIN, MAX and SAMPLE in
-SQL (``server.executors.sql.render``) as the interpreter does in Python.
+prefix) as the term's ``order_key`` does, so a rendered group finds its
+MIN, MAX and SAMPLE in SQL (``server.executors.sql.render``) as the
+interpreter does in Python. The dictionary keeps a typed literal's
+(``terms.sortkey``, ``stored_key``); SQL writes the others from their text
+(``pv_sort_key``, migration 0029: a term's text holds no NUL there, so
+it needs no escape).
 
 Every part of the key is self-delimiting, so the parts after it decide only
 where it ties:
@@ -18,6 +21,10 @@ where it ties:
   duration as the instant it leads to): microseconds from 1970 in 8 bytes,
   the sign bit flipped;
 - a boolean: 0 or 1.
+
+A string's and a tagged string's value is the whole term, so their keys
+stop after it (``order_key``'s datatype, lexical form and language only
+repeat it).
 
 The keys are stored: a change to this encoding or to ``order_key`` needs a
 migration that writes every term's again (as 0029 first wrote them).
@@ -39,6 +46,9 @@ from rdflib.term import URIRef
 from views.compare import literal_order_key
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+# families whose value is the whole term (a string, a tagged string): the
+# key's datatype, lexical form and language repeat it, and are left out
+_WHOLE = (2, 3)
 _NEG_INF, _NEGATIVE, _ZERO, _POSITIVE, _POS_INF = range(5)
 _BIAS = 1 << 31
 
@@ -54,9 +64,17 @@ def sort_key(kind: int, lexical: str, datatype: str | None, lang: str | None) ->
     _, family, value, named, lexical, lang_ = key
     out = bytearray((3, family))
     _VALUES[family](out, value)
-    for part in (named, lexical, lang_):
-        _text(out, part)
+    if family not in _WHOLE:
+        for part in (named, lexical, lang_):
+            _text(out, part)
     return bytes(out)
+
+
+def stored_key(kind: int, lexical: str, datatype: str | None, lang: str | None) -> bytes | None:
+    """The sort key the dictionary keeps for a term: a typed literal's; an
+    IRI's, a blank node's, a string's and a tagged string's are their
+    text's, which SQL writes itself (``pv_sort_key``, migration 0029)."""
+    return None if kind != 2 or datatype is None else sort_key(kind, lexical, datatype, lang)
 
 
 def _text(out: bytearray, s: str) -> None:

@@ -832,11 +832,11 @@ def _matching(cols: dict[str, str], certain: frozenset[str], outer: Item,
 def _ranked_members(members: str, columns: list[str]) -> str:
     """A FROM item (to alias): the group's ``members`` with, for each
     column ``j`` a MIN, MAX or SAMPLE reads, ``hj``: its term's sort key
-    and then its id (8 bytes), in hex — text compares bytewise (``COLLATE
+    (``pv_sort_key``, migration 0029) and then its id (8 bytes), in hex — text compares bytewise (``COLLATE
     "C"``) where Postgres has no ``min`` of bytea; the key is one term's
     alone, so the id after it changes no order and is read back from the
     last 16 digits. NULL where the column is unbound."""
-    keys = ", ".join(f"encode(q{j}.sortkey || int8send(m.{c}), 'hex') AS h{j}"
+    keys = ", ".join(f"encode(pv_sort_key(q{j}) || int8send(m.{c}), 'hex') AS h{j}"
                      for j, c in enumerate(columns))
     joins = " ".join(f"LEFT JOIN terms AS q{j} ON q{j}.id = m.{c}" for j, c in enumerate(columns))
     return f"(SELECT m.*, {keys} FROM {members} AS m {joins})"
