@@ -6,7 +6,7 @@ two. Results come straight from the root node's K-relation tables
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from rdflib.term import Identifier
@@ -35,14 +35,22 @@ def results(conn: Connection, view: Row) -> KSet:
     return out
 
 
-def page(conn: Connection, view: Row, offset: int, size: int | None
+def page(conn: Connection, view: Row, offset: int, size: int | None,
+         order: Sequence[tuple[str, bool]] = (), skip: int = 0, limit: int | None = None
          ) -> tuple[list[dict[str, Identifier]], int]:
     """Solutions ``offset`` to ``offset + size`` (all from ``offset`` when
     ``size`` is None) of the view's root node, each repeated by its
-    multiplicity, in the order of their term ids (a table at a time, in the
-    order of the tables' names), and how many there are in all. Postgres
-    orders and counts the ids; only the page's rows come back and only
-    their terms are decoded (design note 158)."""
+    multiplicity, and how many there are in all. Postgres orders and counts
+    the ids; only the page's rows come back and only their terms are
+    decoded (design note 158).
+
+    Without ``order``, in the order of their term ids (a table at a time,
+    in the order of the tables' names). With it — variables, each
+    descending or not — as ``views.results.solutions`` orders them: by
+    those variables' sort keys (``pv_sort_key``, unbound first: ORDER BY's
+    order, design note 160), ties by each solution's bound variables and
+    their keys in the variables' order; then sliced as the query's OFFSET
+    (``skip``) and LIMIT (``limit``) say, the page taken from that slice."""
     node = krel.tables(conn, int(view.id)).get(view.root_node or "", {})
     tables = sorted(node.values())
     if not tables:
@@ -55,26 +63,56 @@ def page(conn: Connection, view: Row, offset: int, size: int | None
                   for j, v in enumerate(names)]
         parts.append(f'SELECT {", ".join([f"{i} AS t", *picked, "k"])} FROM "{table}" '
                      "WHERE k > 0")
-    order = ", ".join(["t", *(f"v{j}" for j in range(len(names)))])
-    window = (f"SELECT r.*, sum(k) OVER (ORDER BY {order} ROWS UNBOUNDED PRECEDING) AS upto, "
-              f"sum(k) OVER () AS total FROM ({' UNION ALL '.join(parts)}) AS r")
-    end = None if size is None else offset + size
-    found = conn.execute(text(
-        f"SELECT * FROM ({window}) AS w WHERE upto > :offset"
-        + ("" if end is None else " AND upto - k < :end") + f" ORDER BY {order}"),
-        {"offset": offset, "end": end}).all()
-    if not found:
-        return [], krel.count(conn, node)
+    rows_sql = " UNION ALL ".join(parts)
+    keys = ["t", *(f"v{j}" for j in range(len(names)))]
+    if order:
+        rows_sql, keys = _ordered(rows_sql, names, order)
+    window = (f"SELECT r.*, sum(k) OVER (ORDER BY {', '.join(keys)} ROWS UNBOUNDED PRECEDING) "
+              f"AS upto, sum(k) OVER () AS total FROM ({rows_sql}) AS r")
+    start = skip + offset
+    ends = [e for e in (None if size is None else start + size,
+                        None if limit is None else skip + limit) if e is not None]
+    end = min(ends) if ends else None
+    found = [] if end is not None and end <= start else conn.execute(text(
+        f"SELECT * FROM ({window}) AS w WHERE upto > :start"
+        + ("" if end is None else " AND upto - k < :end") + f" ORDER BY {', '.join(keys)}"),
+        {"start": start, "end": end}).all()
+    every = int(found[0].total) if found else krel.count(conn, node)
+    total = max(0, min(every - skip, every if limit is None else limit))
     decoded = terms.decode(conn, (x for r in found for x in r[1:1 + len(names)]
                                   if x is not None))
     rows: list[dict[str, Identifier]] = []
     for r in found:
         k, upto = int(r.k), int(r.upto)
-        copies = min(upto, end if end is not None else upto) - max(upto - k, offset)
+        copies = min(upto, end if end is not None else upto) - max(upto - k, start)
         mapping = {v: decoded[x] for v, x in zip(names, r[1:1 + len(names)], strict=True)
                    if x is not None}
         rows.extend(dict(mapping) for _ in range(copies))
-    return rows, int(found[0].total)
+    return rows, total
+
+
+def _ordered(rows_sql: str, names: list[str], order: Sequence[tuple[str, bool]]
+             ) -> tuple[str, list[str]]:
+    """The view's rows (``rows_sql``: ``t``, ``v0``… for ``names``, ``k``)
+    with their sort keys, and the columns that order them: each ORDER BY
+    variable's key (NULL, first, where unbound; last descending), then the
+    solution's own key — its bound variables in name order, each name
+    (``views.sortkey``'s text: no NUL in a SPARQL name) and its term's key,
+    which compares as ``views.results``' tie order does."""
+    joins = " ".join(f"LEFT JOIN terms AS x{j} ON x{j}.id = r.v{j}" for j in range(len(names)))
+    own = " || ".join(f"coalesce('\\x{_name(v)}'::bytea || pv_sort_key(x{j}), ''::bytea)"
+                      for j, v in enumerate(names)) or "''::bytea"
+    picked = [f"pv_sort_key(x{names.index(v)}) AS o{i}" if v in names else f"NULL::bytea AS o{i}"
+              for i, (v, _) in enumerate(order)]
+    keyed = f"SELECT r.*, {', '.join(picked)}, {own} AS own FROM ({rows_sql}) AS r {joins}"
+    keys = [f"o{i} {'DESC NULLS LAST' if descending else 'ASC NULLS FIRST'}"
+            for i, (_, descending) in enumerate(order)]
+    return keyed, [*keys, "own"]
+
+
+def _name(variable: str) -> str:
+    """A variable's name as ``views.sortkey`` writes text, in hex."""
+    return (variable.encode("utf-8") + b"\x00\x00").hex()
 
 
 def row_count(conn: Connection, view: Row) -> int:

@@ -15,6 +15,8 @@ from rdflib import Literal
 
 from storage import catalog, views_repo
 from tests.api.api_helpers import TURTLE, World, world
+from views.compile import compile_query
+from views.results import solutions
 
 EX = "@prefix : <http://ex/> .\n"
 
@@ -111,6 +113,28 @@ def test_results_come_a_page_at_a_time(migrated: str) -> None:
         assert "next" not in r.links  # the last page (its Link names only the storage description)
 
 
+def _shared_view(w: World, data: str, query: str) -> tuple[str, str]:
+    """alice's pod holding ``data`` (Turtle), shared with the consumer, and
+    the consumer's view of ``query``: its URL and the write's position."""
+    w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids["consumer"]},
+                  headers=w.as_("owner"))
+    seq = w.client.put("/pods/alice/d", content=data,
+                       headers={**TURTLE, **w.as_("owner")}).headers["podviews-seq"]
+    return _post(w, query).headers["location"], seq  # type: ignore[attr-defined]
+
+
+def _pages(w: World, view: str, seq: str, total: int) -> list[list[tuple[str, str | None]]]:
+    """Every page of the view's results (?v and ?w), each saying ``total``."""
+    url, pages = f"{view}/results?min_seq={seq}", []
+    while url:
+        r = w.client.get(url, headers=w.as_("consumer"))
+        assert r.status_code == 200 and r.headers["podviews-total"] == str(total), r.text
+        pages.append([(b["v"]["value"], b.get("w", {}).get("value"))
+                      for b in r.json()["results"]["bindings"]])
+        url = r.links.get("next", {}).get("url")
+    return pages
+
+
 def test_an_unordered_views_pages_hold_its_solutions_once_each(migrated: str) -> None:
     """A SELECT without ORDER BY is paged by Postgres (design note 158): the
     pages, cut through solutions that repeat and across the tables of its
@@ -125,27 +149,12 @@ def test_an_unordered_views_pages_hold_its_solutions_once_each(migrated: str) ->
     want = Counter((str(s["v"].value), None if s["w"] is None else str(s["w"].value))
                    for s in store.query(query))
     with world(migrated, page_rows=4) as w:
-        w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids["consumer"]},
-                      headers=w.as_("owner"))
-        seq = w.client.put("/pods/alice/d", content=data,
-                           headers={**TURTLE, **w.as_("owner")}).headers["podviews-seq"]
-        view = _post(w, query).headers["location"]  # type: ignore[attr-defined]
-
-        def read() -> list[list[tuple[str, str | None]]]:
-            url, pages = f"{view}/results?min_seq={seq}", []
-            while url:
-                r = w.client.get(url, headers=w.as_("consumer"))
-                assert r.status_code == 200 and r.headers["podviews-total"] == "11", r.text
-                pages.append([(b["v"]["value"], b.get("w", {}).get("value"))
-                              for b in r.json()["results"]["bindings"]])
-                url = r.links.get("next", {}).get("url")
-            return pages
-
-        pages = read()
+        view, seq = _shared_view(w, data, query)
+        pages = _pages(w, view, seq, 11)
         assert [len(p) for p in pages] == [4, 4, 3]
         assert Counter(x for p in pages for x in p) == want
         assert len(want) < 11  # some solutions repeat
-        assert read() == pages
+        assert _pages(w, view, seq, 11) == pages
         engine = sa.create_engine(migrated)
         decoded: list[int] = []
         sa.event.listen(engine, "before_cursor_execute", lambda conn, cursor, stmt, params, *r:
@@ -157,6 +166,49 @@ def test_an_unordered_views_pages_hold_its_solutions_once_each(migrated: str) ->
         assert total == 11 and [(r["v"].toPython(), r.get("w")) for r in rows] == \
             [(int(a), None if b is None else Literal(b)) for a, b in (pages[1][1], pages[1][2])]
         assert len(decoded) <= 4  # the page's two solutions, two variables each
+
+
+def test_an_ordered_views_pages_follow_the_reference_order(migrated: str) -> None:
+    """A SELECT ordered by variables is paged by Postgres by the terms' sort
+    keys (design note 160): through the API, its pages (cut through repeated
+    solutions, its LIMIT and OFFSET applied) are the reference evaluator's
+    ordered and sliced solutions in sequence; and ``catalog.page`` over the
+    same rows, ordered every other way — each variable ascending or
+    descending, unbound ones among them (?z never bound), ties broken by
+    the other variable — sliced at every offset, size and LIMIT, is the
+    same as ``views.results.solutions``'s."""
+    objects = ["2", "-1.5", "2.0E0", '"b"', '"a"@en', ":z", '"10"', "true", "1",
+               '"2002-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>']
+    data = EX + "\n".join(f":n{i} :p {objects[i % len(objects)]} ."
+                          + (f" :n{i} :q {objects[(3 * i) % 4]} ." if i % 3 else "")
+                          for i in range(23))
+    query = ("PREFIX : <http://ex/> SELECT ?v ?w WHERE { ?s :p ?v OPTIONAL { ?s :q ?w } } "
+             "ORDER BY DESC(?w) ?v OFFSET 2 LIMIT 15")
+    with world(migrated, page_rows=4) as w:
+        view, seq = _shared_view(w, data, query)
+        got = [x for p in _pages(w, view, seq, 15) for x in p]
+        engine = sa.create_engine(migrated)
+        with engine.connect() as c:
+            v = views_repo.view_row(c, int(view.rsplit("/", 1)[1]))
+            current = catalog.results(c, v)
+            want = solutions(compile_query(query).query, current)
+            assert got == [(str(m["v"]), None if "w" not in m else str(m["w"])) for m in want]
+            assert len(set(got)) < len(got)  # some solutions repeat
+            for order in ("?v", "DESC(?v)", "?w", "DESC(?w) DESC(?v)", "?w ?v", "?z ?v"):
+                for skip, limit in ((0, None), (3, 7), (21, 10)):
+                    text = (f"PREFIX : <http://ex/> SELECT ?v ?w ?z WHERE {{ ?s :p ?v "
+                            f"OPTIONAL {{ ?s :q ?w }} }} ORDER BY {order}"
+                            + (f" OFFSET {skip}" if skip else "")
+                            + ("" if limit is None else f" LIMIT {limit}"))
+                    q = compile_query(text).query
+                    whole = solutions(q, current)
+                    by = [(k.expr.name, k.descending) for k in q.order]  # type: ignore[union-attr]
+                    for offset, size in ((0, None), (0, 5), (4, 3), (13, 100), (40, 2)):
+                        rows, total = catalog.page(c, v, offset, size, by, skip, limit)
+                        end = None if size is None else offset + size
+                        assert rows == whole[offset:end], (order, skip, limit, offset, size)
+                        assert total == len(whole), (order, skip, limit)
+        engine.dispose()
 
 
 def test_a_write_during_a_views_first_backfill_wakes_it(migrated: str) -> None:

@@ -237,11 +237,12 @@ class Results:
 def results(engine: Engine, who: Principal, view_id: int, offset: int = 0,
             size: int | None = None) -> Results:
     """The view's solutions ``offset`` to ``offset + size`` (from ``offset``
-    on when ``size`` is None), in one snapshot. A SELECT without ORDER BY,
-    LIMIT or OFFSET is paged by Postgres in the order of its term ids and
-    only the page is decoded (``catalog.page``); the others are evaluated
-    whole (ordered, sliced: ``views.results.solutions``) and the page taken
-    from them."""
+    on when ``size`` is None), in one snapshot. A SELECT ordered by
+    variables or not at all is paged by Postgres (ORDER BY's order by the
+    terms' sort keys, else term ids; then its OFFSET and LIMIT) and only
+    the page is decoded (``catalog.page``); the others are evaluated whole
+    (ordered, sliced: ``views.results.solutions``) and the page taken from
+    them."""
     with catalog.snapshot(engine) as c:
         v = row(c, who, view_id)
         s = state(c, v)
@@ -249,8 +250,9 @@ def results(engine: Engine, who: Principal, view_id: int, offset: int = 0,
             raise NotReady(f"view {view_id} is {s.status}" + (f": {s.note}" if s.note else ""),
                            {"Retry-After": "1"})
         q = compiled(v.query).query
-        if q.form == "SELECT" and not q.order and q.limit is None and not q.offset:
-            rows, total = catalog.page(c, v, offset, size)
+        if q.form == "SELECT" and all(isinstance(k.expr, A.Var) for k in q.order):
+            by = [(k.expr.name, k.descending) for k in q.order if isinstance(k.expr, A.Var)]
+            rows, total = catalog.page(c, v, offset, size, by, q.offset, q.limit)
             return Results(q.variables, rows, None, v.watermark, total=total)
         current = catalog.results(c, v)
     if q.form == "ASK":
