@@ -234,27 +234,22 @@ def _lcase(a: Identifier) -> Literal:
 
 @fn("SUBSTR")
 def _substr(a: Identifier, start: Identifier, length: Identifier | None = None) -> Literal:
+    """SPARQL 1.1 §17.4.3.3: positions are xsd:integer (or a type derived
+    from it); a decimal or a double is a type error, as its signature says
+    (XPath's fn:substring, which rounds doubles, is not SPARQL's)."""
     s = str(_string(a))
-    st = numeric_value(start)
-    first = _round_half_up(st)
+    first = _integer(start)
     if length is None:
-        lo = max(first, 1)
-        return _like(a, s[lo - 1:])  # type: ignore[arg-type]
-    ln = numeric_value(length)
-    if isinstance(st, float) and math.isnan(st) or isinstance(ln, float) and math.isnan(ln):
-        return _like(a, "")  # type: ignore[arg-type]
-    last = first + _round_half_up(ln)
-    lo, hi = max(first, 1), last
+        return _like(a, s[max(first, 1) - 1:])  # type: ignore[arg-type]
+    lo, hi = max(first, 1), first + _integer(length)
     return _like(a, s[lo - 1:max(hi - 1, lo - 1)])  # type: ignore[arg-type]
 
 
-def _round_half_up(v: object) -> int:
-    """fn:round of a number, as an int (infinities far out of any string)."""
-    if isinstance(v, float):
-        if math.isinf(v):
-            return 10**9 if v > 0 else -(10**9)
-        return math.floor(v + 0.5)
-    return int(_half_up(Decimal(v)))  # type: ignore[arg-type]
+def _integer(t: Identifier) -> int:
+    """The value of an xsd:integer (or derived) literal, else a type error."""
+    if numeric_type(t) != XSD.integer:
+        raise ExprError("not an xsd:integer")
+    return int(numeric_value(t))  # type: ignore[arg-type]
 
 
 def _half_up(d: Decimal) -> Decimal:

@@ -344,3 +344,18 @@ def test_round_takes_a_half_toward_positive_infinity() -> None:
                                       lit("0.0", "decimal")]
     assert answers(":a :p 1 .", "SELECT ?s { ?s :p ?o FILTER(!ROUND(-0.5)) }") == \
         [{"s": URIRef("http://ex/a")}]
+
+
+def test_substr_takes_integer_positions_only() -> None:
+    """SUBSTR's positions are xsd:integer (SPARQL 1.1 §17.4.3.3), a derived
+    type too; a decimal or a double, even a whole one, is a type error (it
+    was rounded, as XPath's fn:substring does). The answers are
+    pyoxigraph's."""
+    data = (':a :p "1.5"^^xsd:decimal . :b :p "1.0E0"^^xsd:double . :c :p "2.0"^^xsd:decimal . '
+            ':d :p "2"^^xsd:int . :e :p 0 . :f :p -1 . :g :p 5 .')
+    rows = answers(data, 'SELECT ?s ?x { ?s :p ?o BIND(SUBSTR("abcd", ?o) AS ?x) } ORDER BY ?s')
+    assert [r.get("x") for r in rows] == [None, None, None, lit("bcd"), lit("abcd"),
+                                          lit("abcd"), lit("")]
+    rows = answers(data, 'SELECT ?s ?x { ?s :p ?o BIND(SUBSTR("abcd", 2, ?o) AS ?x) } ORDER BY ?s')
+    assert [r.get("x") for r in rows] == [None, None, None, lit("bc"), lit(""), lit(""),
+                                          lit("bcd")]
