@@ -55,7 +55,7 @@ def add(sub: Any) -> None:
                             "evaluating and replacing every batch, against spark's delta "
                             "program)")
     bench.add_argument("--only", nargs="+", default=None,
-                       help="paper-bsbm: these queries only (Q1 Q2 Q3 Q4 path SUM)")
+                       help="paper-bsbm: these queries only (Q1 Q2 Q3 Q4 path SUM MIN)")
     bench.add_argument("--sql-render", action="store_true",
                        help="paper-bsbm: the SQL executor runs the views that render as one "
                             "statement per batch (ARCHITECTURE decision 4)")

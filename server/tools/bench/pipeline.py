@@ -90,6 +90,13 @@ SUM = PREFIXES + """SELECT ?producer (SUM(?price) AS ?total) (COUNT(?offer) AS ?
     ?offer bsbm:product ?product . ?product bsbm:producer ?producer .
     ?offer bsbm:price ?price } GROUP BY ?producer"""
 
+# not the paper's: the rendered MIN and MAX (design note 160), the least and
+# greatest of a number and the latest date of each producer's products
+EXTREMES = PREFIXES + """PREFIX dc: <http://purl.org/dc/elements/1.1/>
+SELECT ?producer (MIN(?v) AS ?low) (MAX(?v) AS ?high) (MAX(?d) AS ?latest) WHERE {
+    ?product bsbm:producer ?producer ; bsbm:productPropertyNumeric1 ?v ; dc:date ?d }
+    GROUP BY ?producer"""
+
 
 @dataclass
 class BackfillRow:
