@@ -15,8 +15,8 @@ both sides may bind them (SPARQL 1.1 §18.3 compatibility).
 
 A node ``render`` cannot state (an expression without exact SQL semantics,
 a group by an expression or with an aggregate other than COUNT, SUM, AVG,
-MIN, MAX and SAMPLE of a variable, a BIND of an expression, an EXISTS other than of a
-BGP) makes the view run in the interpreter
+MIN, MAX and SAMPLE of a variable, a BIND of an expression, an EXISTS
+other than of a BGP) makes the view run in the interpreter
 (``views.interpret``), named in its plan (``placement``).
 """
 
@@ -832,10 +832,10 @@ def _matching(cols: dict[str, str], certain: frozenset[str], outer: Item,
 def _ranked_members(members: str, columns: list[str]) -> str:
     """A FROM item (to alias): the group's ``members`` with, for each
     column ``j`` a MIN, MAX or SAMPLE reads, ``hj``: its term's sort key
-    (``pv_sort_key``, migration 0029) and then its id (8 bytes), in hex — text compares bytewise (``COLLATE
-    "C"``) where Postgres has no ``min`` of bytea; the key is one term's
-    alone, so the id after it changes no order and is read back from the
-    last 16 digits. NULL where the column is unbound. Each key is a
+    (``pv_sort_key``, migration 0029) and then its id (8 bytes), in hex —
+    text compares bytewise (``COLLATE "C"``) where Postgres has no ``min``
+    of bytea; the key is one term's alone, so the id after it changes no
+    order and is read back from the last 16 digits. NULL where the column is unbound. Each key is a
     subquery by id, never a join: the members' estimate can be off by
     1,000× (58,608 rows planned for 59 on bsbm-1000's MIN/MAX view), and a
     join then hashed the whole dictionary, twice (note 160)."""
