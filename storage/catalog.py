@@ -14,6 +14,7 @@ from sqlalchemy import Connection, Engine, Row, text
 
 from storage import db, krel, terms, views_repo
 from views.kset import KSet
+from views.sortkey import text_key
 
 
 @contextmanager
@@ -100,7 +101,7 @@ def _ordered(rows_sql: str, names: list[str], order: Sequence[tuple[str, bool]]
     (``views.sortkey``'s text: no NUL in a SPARQL name) and its term's key,
     which compares as ``views.results``' tie order does."""
     joins = " ".join(f"LEFT JOIN terms AS x{j} ON x{j}.id = r.v{j}" for j in range(len(names)))
-    own = " || ".join(f"coalesce('\\x{_name(v)}'::bytea || pv_sort_key(x{j}), ''::bytea)"
+    own = " || ".join(f"coalesce('\\x{text_key(v).hex()}'::bytea || pv_sort_key(x{j}), ''::bytea)"
                       for j, v in enumerate(names)) or "''::bytea"
     picked = [f"pv_sort_key(x{names.index(v)}) AS o{i}" if v in names else f"NULL::bytea AS o{i}"
               for i, (v, _) in enumerate(order)]
@@ -108,11 +109,6 @@ def _ordered(rows_sql: str, names: list[str], order: Sequence[tuple[str, bool]]
     keys = [f"o{i} {'DESC NULLS LAST' if descending else 'ASC NULLS FIRST'}"
             for i, (_, descending) in enumerate(order)]
     return keyed, [*keys, "own"]
-
-
-def _name(variable: str) -> str:
-    """A variable's name as ``views.sortkey`` writes text, in hex."""
-    return (variable.encode("utf-8") + b"\x00\x00").hex()
 
 
 def row_count(conn: Connection, view: Row) -> int:

@@ -77,9 +77,13 @@ def stored_key(kind: int, lexical: str, datatype: str | None, lang: str | None) 
     return None if kind != 2 or datatype is None else sort_key(kind, lexical, datatype, lang)
 
 
+def text_key(s: str) -> bytes:
+    """Text as a key's part: escaped UTF-8 and its end, self-delimiting."""
+    return s.encode("utf-8", "surrogatepass").replace(b"\x00", b"\x00\x01") + b"\x00\x00"
+
+
 def _text(out: bytearray, s: str) -> None:
-    out += s.encode("utf-8", "surrogatepass").replace(b"\x00", b"\x00\x01")
-    out += b"\x00\x00"
+    out += text_key(s)
 
 
 def _number(out: bytearray, v: Any) -> None:

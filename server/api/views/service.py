@@ -250,8 +250,8 @@ def results(engine: Engine, who: Principal, view_id: int, offset: int = 0,
             raise NotReady(f"view {view_id} is {s.status}" + (f": {s.note}" if s.note else ""),
                            {"Retry-After": "1"})
         q = compiled(v.query).query
-        if q.form == "SELECT" and all(isinstance(k.expr, A.Var) for k in q.order):
-            by = [(k.expr.name, k.descending) for k in q.order if isinstance(k.expr, A.Var)]
+        by = [(k.expr.name, k.descending) for k in q.order if isinstance(k.expr, A.Var)]
+        if q.form == "SELECT" and len(by) == len(q.order):  # ordered by variables, or not
             rows, total = catalog.page(c, v, offset, size, by, q.offset, q.limit)
             return Results(q.variables, rows, None, v.watermark, total=total)
         current = catalog.results(c, v)

@@ -537,7 +537,7 @@ class Renderer:
                 if agg.expr.name in keys and agg.fn == "SAMPLE":
                     out.append(f"{col[agg.expr.name]} AS {col[v]}")
                 else:
-                    r = extremes.index(("MAX" if agg.fn == "MAX" else "MIN", agg.expr.name))
+                    r = extremes.index(_extreme(agg))
                     out.append(f"CAST(CAST('x' || right(e{r}, 16) AS bit(64)) AS bigint) AS {col[v]}")
         return f"SELECT {', '.join([*out, 'k'])} FROM {rows}"
 
@@ -572,9 +572,8 @@ class Renderer:
     def _extremes(self, n: P.Group, keys: list[str]) -> list[tuple[str, str]]:
         """The group's MINs and MAXes (of a variable), each once; a SAMPLE
         is the MIN (as ``views.aggregates``) unless of a key."""
-        return list(dict.fromkeys(("MAX" if a.fn == "MAX" else "MIN", a.expr.name)
-                                  for a in n.aggregates if a.fn in ("MIN", "MAX", "SAMPLE")
-                                  and isinstance(a.expr, A.Var)
+        return list(dict.fromkeys(_extreme(a) for a in n.aggregates
+                                  if a.fn in ("MIN", "MAX", "SAMPLE") and isinstance(a.expr, A.Var)
                                   and not (a.fn == "SAMPLE" and a.expr.name in keys)))
 
     def _numbers(self, n: P.Group) -> list[tuple[str, str]]:
@@ -827,6 +826,13 @@ def _matching(cols: dict[str, str], certain: frozenset[str], outer: Item,
         else:
             return None
     return where
+
+
+def _extreme(a: A.Aggregate) -> tuple[str, str]:
+    """A MIN, MAX or SAMPLE of a variable as the extreme it takes: SAMPLE is
+    the MIN (``views.aggregates``)."""
+    assert isinstance(a.expr, A.Var)
+    return "MAX" if a.fn == "MAX" else "MIN", a.expr.name
 
 
 def _ranked_members(members: str, columns: list[str]) -> str:
