@@ -11,7 +11,7 @@ import struct
 from collections.abc import Iterable
 
 from rdflib.term import Identifier
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, text
 
 from storage import terms
 from storage.arrays import columns, unnest
@@ -108,12 +108,20 @@ def _etag(ids: set[IdTriple]) -> str:
 EMPTY_ETAG = _etag(set())
 
 
-def analyze_after_load(conn: Connection) -> None:
-    """Fresh statistics for the tables a bulk load fills. Until autovacuum
-    gets to them the planner takes a loaded predicate for one row: on
-    bsbm-100 loaded and used at once, one rendered batch (path view, delete
-    10 products) took 15.7 s by nested loops, 127 ms after this (note 89)."""
-    conn.execute(text("ANALYZE pod_triples, quads, terms, change_triples"))
+# The tables a write fills as it grows.
+LOADED = ("pod_triples", "quads", "terms", "change_triples", "change_quads")
+
+
+def settle_after_load(engine: Engine) -> None:
+    """Leave the tables a bulk load fills as autovacuum would, at once:
+    statistics, and the visibility map set so that index-only scans read no
+    heap. Without statistics the planner takes a loaded predicate for one
+    row (on bsbm-100, one rendered batch took 15.7 s by nested loops, 127 ms
+    with them: note 89); without the map every row an index-only scan of
+    ``pod_triples`` returns fetches its heap page (note 163). VACUUM runs
+    outside a transaction, hence the engine."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(text(f"VACUUM (ANALYZE) {', '.join(LOADED)}"))
 
 
 def put_resource(conn: Connection, pod: int, path: str, triples: Iterable[Triple] | TermTable,

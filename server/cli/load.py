@@ -57,6 +57,9 @@ def load(url: str, path: Path, pod: str, resource: str | None, owner: str) -> in
         table = read_table(path)
         advance(0, f"storing {len(table.triples):,} triples")
         with sa.create_engine(url).begin() as conn:
+            # flushed at commit, whatever the database's default: "loaded" means
+            # stored, and VACUUM sets no visibility on rows whose commit is unflushed
+            conn.execute(sa.text("SET LOCAL synchronous_commit = on"))
             try:
                 pid = pods.pod_id(conn, pod)
             except pods.PodsError:
@@ -65,6 +68,5 @@ def load(url: str, path: Path, pod: str, resource: str | None, owner: str) -> in
                     pods.create_agent(conn, owner, "owner", owner.encode())
                 pid = pods.create_pod(conn, pod, agent)
             seq = pods.put_resource(conn, pid, resource or path.name.split(".")[0], table)
-        with sa.create_engine(url).begin() as conn:
-            pods.analyze_after_load(conn)
+        pods.settle_after_load(sa.create_engine(url))
     return seq

@@ -213,8 +213,7 @@ class Pod:
             self.parts[self._part(t[0])].add(t)
         with engine.begin() as c:
             self.pod, self.consumer = bench_pod(c, "bsbm", self.parts, consumer_name)
-        with engine.begin() as c:  # as `podviews load` leaves it
-            pods.analyze_after_load(c)
+        pods.settle_after_load(engine)  # as `podviews load` leaves it
 
     @staticmethod
     def _part(s: object) -> str:
