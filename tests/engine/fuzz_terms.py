@@ -239,6 +239,9 @@ class Exprs:
             st.tuples(sub, sub).map(lambda t: f"COALESCE({t[0]}, {t[1]})"),
             st.tuples(atom, st.sampled_from(_STRING_TWO), st.sampled_from(['"a"', '"b"', '""']))
             .map(lambda t: f"{t[1]}({t[0]}, {t[2]})"),
+            st.tuples(atom, self.position(sub), st.one_of(st.none(), self.position(sub)))
+            .map(lambda t: f"SUBSTR({t[0]}, {t[1]})" if t[2] is None
+                 else f"SUBSTR({t[0]}, {t[1]}, {t[2]})"),
             st.tuples(atom, st.sampled_from(['"fr"', '"en"', '"*"', '"EN-gb"']))
             .map(lambda t: f"LANGMATCHES(LANG({t[0]}), {t[1]})"),
             st.tuples(atom, st.sampled_from(['"fr"', '"EN"']))
@@ -249,6 +252,13 @@ class Exprs:
             atom.map(lambda e: f"STRDT(⟨STR⟩({e}), xsd:string)"),
         ]
         return st.one_of(cases)
+
+    @staticmethod
+    def position(sub: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        """SUBSTR's start or length: integers around the strings' ends, other
+        numbers (a type error: xsd:integer only, note 161) and any value."""
+        return st.one_of(st.sampled_from(["0", "1", "2", "3", "-1", "10", "1.0", "2e0",
+                                          '"1"^^xsd:short', '"2"']), sub)
 
     @cache  # noqa: B019 - one Exprs for the module
     def compare(self, operand: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
