@@ -15,6 +15,7 @@ from server.cli.main import main
 from server.maintenance import verify
 from storage import catalog, changes, terms
 from tests.maintenance.test_pipeline import drain, setup
+from tests.plans import plan_nodes
 
 
 @pytest.mark.parametrize("staged", [False, True])
@@ -60,13 +61,9 @@ def test_a_load_leaves_its_triples_readable_from_the_indexes_alone(migrated: str
         plan = c.execute(sa.text(
             "EXPLAIN (ANALYZE, FORMAT JSON) SELECT p, o, s FROM pod_triples "
             "WHERE pod_id = (SELECT id FROM pods WHERE name = 'bob') AND p > 0")).scalar_one()
-        scans = [n for n in _nodes(plan[0]["Plan"]) if n["Node Type"] == "Index Only Scan"]
+        scans = [n for n in plan_nodes(plan[0]["Plan"]) if n["Node Type"] == "Index Only Scan"]
         assert scans and all(n["Heap Fetches"] == 0 for n in scans), scans
         assert sum(n["Actual Rows"] for n in scans) == 3000
         analyzed = c.execute(sa.text("SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables "
                                      "WHERE relname = 'pod_triples'")).scalar_one()
         assert analyzed
-
-
-def _nodes(plan: dict) -> list[dict]:
-    return [plan, *(n for child in plan.get("Plans", ()) for n in _nodes(child))]

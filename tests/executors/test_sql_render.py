@@ -28,6 +28,7 @@ from server.maintenance.router import Router
 from server.tools.oracle import our_rows, ox_quad, oxigraph_rows
 from storage import catalog, driver, pods, queue, views_repo
 from tests.maintenance.test_pipeline import setup
+from tests.plans import plan_nodes
 from views.compile import compile_query
 
 EX = "http://ex/"
@@ -753,11 +754,8 @@ def test_a_view_stores_only_the_outputs_its_rules_read_and_counts_its_solutions(
 def _cte_scan_loops(plan: dict) -> list[tuple[str, int]]:
     """Every CTE scan of an ``EXPLAIN (ANALYZE, FORMAT JSON)`` plan: the
     CTE it reads and how many times it ran."""
-    found = [(plan["CTE Name"], int(plan["Actual Loops"]))] \
-        if plan["Node Type"] == "CTE Scan" else []
-    for child in plan.get("Plans", []):
-        found += _cte_scan_loops(child)
-    return found
+    return [(n["CTE Name"], int(n["Actual Loops"])) for n in plan_nodes(plan)
+            if n["Node Type"] == "CTE Scan"]
 
 
 def test_a_large_batch_reads_each_delta_once_not_once_per_row(
