@@ -118,8 +118,12 @@ def settle_after_load(engine: Engine) -> None:
     heap. Without statistics the planner takes a loaded predicate for one
     row (on bsbm-100, one rendered batch took 15.7 s by nested loops, 127 ms
     with them: note 89); without the map every row an index-only scan of
-    ``pod_triples`` returns fetches its heap page (note 163). VACUUM runs
-    outside a transaction, hence the engine."""
+    ``pod_triples`` returns fetches its heap page (note 163). The load must
+    have committed synchronously (``podviews load`` does): VACUUM leaves
+    the rows of an asynchronous commit unmarked until the WAL writer has
+    flushed it, and a synchronous commit after it does not help (psql: 0
+    of 443 pages marked; 443 after a 1 s wait). VACUUM runs outside a
+    transaction, hence the engine."""
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text(f"VACUUM (ANALYZE) {', '.join(LOADED)}"))
 
