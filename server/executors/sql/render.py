@@ -54,6 +54,9 @@ class Item:
     k: str | None = None  # None: 1
     conds: list[str] = field(default_factory=list)
     subject: str | None = None  # a triple pattern's subject variable
+    # a triple pattern: an index of the graph (or of ΔG) serves a lookup by any of
+    # its positions, so it can be read once per key (``Renderer.per_key``)
+    probed: bool = False
 
 
 Alt = list[Item]  # a join
@@ -196,6 +199,21 @@ class Renderer:
         156). ``OFFSET 0`` keeps it a subquery; Spark does not copy them."""
         return "" if self.spark else " OFFSET 0"
 
+    def per_key(self, keys: str, select: str, alias: str, alt: Alt) -> str:
+        """FROM items: each row of ``keys`` (a FROM item: a CTE of the few
+        keys a batch touches) with the rows ``select`` — over ``alt``,
+        correlated with the key — gives for it, as ``alias``. Where every
+        item of ``alt`` is a triple pattern (``Item.probed``), Postgres runs
+        ``select`` once per key, probing the graph's indexes: it estimates a
+        CTE's rows from defaults (200 groups for a DISTINCT), and a plain
+        join of such keys with the graph hashed or sorted whole predicates,
+        a cost that grew with the data and not with the batch (design note
+        165); ``OFFSET 0`` keeps the subquery from being pulled up into that
+        join. Otherwise (a CTE: no index; a stored table: none on every
+        column a key may bind) it is pulled up, a join as before."""
+        fence = self.fence if all(it.probed for it in alt) else ""
+        return f"{keys} CROSS JOIN LATERAL ({select}{fence}) AS {alias}"
+
     def alias(self, prefix: str = "t") -> str:
         self._alias += 1
         return f"{prefix}{self._alias}"
@@ -227,7 +245,7 @@ class Renderer:
             else:
                 conds.append(f"{a}.{pos} = {self.term(slot)}")
         return Item(sql, cols, frozenset(cols), f"{a}.sign" if source == "delta" else None,
-                    conds, tp.s if A.is_var(tp.s) else None)  # type: ignore[arg-type]
+                    conds, tp.s if A.is_var(tp.s) else None, probed=True)  # type: ignore[arg-type]
 
     def term(self, t: object) -> str:
         """A constant's id; for one the dictionary lacks, a negative number
@@ -455,13 +473,13 @@ class Renderer:
         self.ctes.append((touched, f"SELECT DISTINCT {self._cols(keys, d.cols)} FROM {d.sql}"))
         parts = [f"SELECT {self._cols(own, d.cols)}, 0 AS ko, {d.k} AS kd FROM {d.sql}"]
         for alt in self.old(n.child):  # from the touched keys (joins keep their written order)
-            j, x = join(connected([], alt, keys)), self.alias("x")
+            j, x, y = join(connected([], alt, keys)), self.alias("x"), self.alias("y")
             on = [f"{j.cols[v]} = {x}.{col[v]}" if v in j.certain else
                   f"{j.cols[v]} IS NOT DISTINCT FROM {x}.{col[v]}" if v in j.cols else
                   f"{x}.{col[v]} IS NULL" for v in keys]
-            parts.append(f"SELECT {self._cols(own, j.cols)}, {j.k} AS ko, 0 AS kd FROM "
-                         f"{touched} AS {x} CROSS JOIN {j.from_} WHERE "
-                         + " AND ".join([*on, *j.where] or ["TRUE"]))
+            members = (f"SELECT {self._cols(own, j.cols)}, {j.k} AS ko, 0 AS kd FROM {j.from_} "
+                       f"WHERE {' AND '.join([*on, *j.where] or ['TRUE'])}")
+            parts.append(f"SELECT {y}.* FROM {self.per_key(f'{touched} AS {x}', members, y, alt)}")
         members, sums = self.alias("m"), self.alias("g")
         body = " UNION ALL ".join(parts)
         if summed or ranked or any(distinct for _, distinct in counted):
@@ -648,7 +666,7 @@ class Renderer:
         j = join(connected([], [self.triple(tp, source) for tp in bgp.triples], m.cols), outer=m)
         where = [*j.where, *self._expr(inner, j, iris)]
         test = f"EXISTS (SELECT 1 FROM {j.from_}" + \
-            (f" WHERE {' AND '.join(where)})" if where else ")")
+            (f" WHERE {' AND '.join(where)}" if where else "") + f"{self.fence})"
         return f"NOT {test}" if negated else test
 
     def distinct(self, n: P.Distinct) -> str | None:
@@ -743,19 +761,21 @@ class Renderer:
             return self._blocks(n, alt, m, iris, k, test, with_k)
         s, own = shape(n), join(alt)
         probe = self._cte_item(cands, s.vars, s.certain)
-        j = join([probe, *alt])
+        j = join(alt, outer=probe)
         where = [*j.where, *self._shares(n, probe.cols, own.cols), *self._expr(n.expr, j, iris)]
+        rvars, y = sorted(own.cols), self.alias("y")
+        rows = self.per_key(probe.sql, f"SELECT {self._cols(rvars, own.cols)}, {own.k} AS k_ "
+                            f"FROM {j.from_} WHERE {' AND '.join(where) or 'TRUE'}", y, alt)
+        row = Joined("", [], {v: f"{y}.{self.column[v]}" for v in rvars}, own.certain, f"{y}.k_")
         inner: list[str] = []
-        support = _support(own, k, inner, with_k)
+        support = _support(row, k, inner, with_k)
         names = sorted(s.vars)
         hits = self.alias("b")
         self.once.add(hits)
         self.ctes.append((hits, (
             f"SELECT DISTINCT {', '.join(self.column[v] for v in names) or 'unit_'}, TRUE AS hit "
             f"FROM (SELECT {self._cols(names, probe.cols)}, "
-            f"{support} AS w FROM {j.from_}{''.join(inner)}"
-            + (f" WHERE {' AND '.join(where)}" if where else "") + f"{self.fence}) AS x "
-            f"WHERE w {test}")))
+            f"{support} AS w FROM {rows}{''.join(inner)}{self.fence}) AS x WHERE w {test}")))
         a = self.alias("x")
         _left_join(self._cte_item(hits, s.vars, s.certain, a), m, joins)
         return f"{a}.hit IS NOT NULL"
