@@ -53,6 +53,7 @@ _CLAIM_AND_LOCK = (
     f"SELECT {_COLUMNS}, (CASE WHEN v.plan_fingerprint IS NOT NULL THEN "
     f" {feed.capture_call('v.id', 'v.root_node')} END) IS NOT NULL AS captured, "
     " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
+    " (SELECT reltuples FROM pg_class WHERE oid = CAST('pod_triples' AS regclass)) AS graph_rows, "
     f" ARRAY({_READABLE}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
     " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
     f"  WHERE cv.view_id = v.id AND {UNSETTLED}) AS unsettled, "
@@ -73,7 +74,8 @@ def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
     for this transaction, in one statement: None when no job is due; the
     row None when another job holds the view. With the row, what a job
     reads next (one round trip, design notes 119, 122, 142): ``upto`` (the
-    last change's seq), ``pods`` (the pods it reads), ``consented`` (those
+    last change's seq), ``graph_rows`` (the graph's triples as Postgres's
+    statistics last counted them; -1 before any: note 165), ``pods`` (the pods it reads), ``consented`` (those
     whose consents in force reach it, applied or not), ``unsettled`` (a
     consent reaching it is not applied to it: ``consents.settle`` has
     work), ``tables`` (its K-relation tables: rows of ``krel.by_node``)

@@ -284,7 +284,8 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
     if not moves and not verify and unrendered(r) is None:
         grown, triples = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
                                            r.view.watermark, r.upto, r.view.predicates,
-                                           r.limits.max_view_rows, r.view.staged)
+                                           r.limits.max_view_rows, r.view.staged,
+                                           r.view.graph_rows)
         _moved(r, grown)
         return "sql", triples  # the work: ΔG's triples
     m, graph, changed = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before,

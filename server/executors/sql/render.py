@@ -155,6 +155,7 @@ class Known:
     ids: dict[Identifier, int]
     inserted: frozenset[int] | None = None
     deleted: frozenset[int] | None = None
+    probe: bool = False  # ΔG is small beside the graph: its keys' rows read by probes (per_key)
 
     def changed(self, p: object, side: frozenset[int] | None) -> bool:
         if side is None or A.is_var(p):
@@ -202,16 +203,19 @@ class Renderer:
     def per_key(self, keys: str, select: str, alias: str, alt: Alt) -> str:
         """FROM items: each row of ``keys`` (a FROM item: a CTE of the few
         keys a batch touches) with the rows ``select`` — over ``alt``,
-        correlated with the key — gives for it, as ``alias``. Where every
-        item of ``alt`` is a triple pattern (``Item.probed``), Postgres runs
+        correlated with the key — gives for it, as ``alias``. Where ΔG is
+        small beside the graph (``Known.probe``, ``run.PROBED_BELOW``) and
+        every item of ``alt`` is a triple pattern (``Item.probed``), Postgres runs
         ``select`` once per key, probing the graph's indexes: it estimates a
         CTE's rows from defaults (200 groups for a DISTINCT), and a plain
         join of such keys with the graph hashed or sorted whole predicates,
         a cost that grew with the data and not with the batch (design note
         165); ``OFFSET 0`` keeps the subquery from being pulled up into that
-        join. Otherwise (a CTE: no index; a stored table: none on every
-        column a key may bind) it is pulled up, a join as before."""
-        fence = self.fence if all(it.probed for it in alt) else ""
+        join. Otherwise it is pulled up, a join as before: a large batch's
+        keys are many (a probe each cost more than reading each predicate
+        once), a CTE has no index and a stored table none on every column a
+        key may bind."""
+        fence = self.fence if self.known.probe and all(it.probed for it in alt) else ""
         return f"{keys} CROSS JOIN LATERAL ({select}{fence}) AS {alias}"
 
     def alias(self, prefix: str = "t") -> str:
@@ -666,7 +670,8 @@ class Renderer:
         j = join(connected([], [self.triple(tp, source) for tp in bgp.triples], m.cols), outer=m)
         where = [*j.where, *self._expr(inner, j, iris)]
         test = f"EXISTS (SELECT 1 FROM {j.from_}" + \
-            (f" WHERE {' AND '.join(where)}" if where else "") + f"{self.fence})"
+            (f" WHERE {' AND '.join(where)}" if where else "") \
+            + f"{self.fence if self.known.probe else ''})"
         return f"NOT {test}" if negated else test
 
     def distinct(self, n: P.Distinct) -> str | None:
