@@ -40,7 +40,7 @@ PLANNED_SCANS = 100
 # keys' rows by index probes, one subquery per key (``R.Renderer.per_key``); a
 # larger one by joins that read each predicate once. Measured (note 165): the
 # delete of 10 products (~200 triples of 335k and 1.7M, ≤ 0.06 %) 10–60 ms
-# faster probed; 500 changes of a 4,000-triple pod (12 %) 1–2.5 ms slower a view
+# faster probed; 500 changes of a ~2,000-triple pod (25 %) 1–2.5 ms slower a view
 PROBED_BELOW = 0.005
 
 # ΔG staged (migration 0028), counted by predicate and sign; the rest of the
