@@ -200,23 +200,26 @@ class Renderer:
         156). ``OFFSET 0`` keeps it a subquery; Spark does not copy them."""
         return "" if self.spark else " OFFSET 0"
 
-    def per_key(self, keys: str, select: str, alias: str, alt: Alt) -> str:
-        """FROM items: each row of ``keys`` (a FROM item: a CTE of the few
-        keys a batch touches) with the rows ``select`` — over ``alt``,
-        correlated with the key — gives for it, as ``alias``. Where ΔG is
-        small beside the graph (``Known.probe``, ``run.PROBED_BELOW``) and
-        every item of ``alt`` is a triple pattern (``Item.probed``), Postgres runs
-        ``select`` once per key, probing the graph's indexes: it estimates a
-        CTE's rows from defaults (200 groups for a DISTINCT), and a plain
-        join of such keys with the graph hashed or sorted whole predicates,
-        a cost that grew with the data and not with the batch (design note
-        165); ``OFFSET 0`` keeps the subquery from being pulled up into that
-        join. Otherwise it is pulled up, a join as before: a large batch's
-        keys are many (a probe each cost more than reading each predicate
-        once), a CTE has no index and a stored table none on every column a
-        key may bind."""
-        fence = self.fence if self.known.probe and all(it.probed for it in alt) else ""
-        return f"{keys} CROSS JOIN LATERAL ({select}{fence}) AS {alias}"
+    def probes(self, alt: Alt) -> bool:
+        """Whether the rows ``alt`` gives for a batch's keys (a CTE of the
+        few keys it touches) are read once per key (``per_key``): where ΔG
+        is small beside the graph (``Known.probe``, ``run.PROBED_BELOW``)
+        and every item of ``alt`` is a triple pattern (``Item.probed``).
+        Postgres estimates a CTE's rows from defaults (200 groups for a
+        DISTINCT), and a plain join of such keys with the graph hashed or
+        sorted whole predicates, a cost that grew with the data and not
+        with the batch (design note 165). Otherwise they are joined as
+        before: a large batch's keys are many (a probe each costs more than
+        reading each predicate once), a CTE has no index and a stored table
+        none on every column a key may bind."""
+        return self.known.probe and all(it.probed for it in alt)
+
+    def per_key(self, keys: str, select: str, alias: str) -> str:
+        """FROM items: each row of ``keys`` with the rows ``select``
+        (correlated with it) gives for it, as ``alias``, run once per key by
+        index probes (``probes``): ``OFFSET 0`` keeps the subquery from
+        being pulled up into a join."""
+        return f"{keys} CROSS JOIN LATERAL ({select}{self.fence}) AS {alias}"
 
     def alias(self, prefix: str = "t") -> str:
         self._alias += 1
@@ -481,9 +484,12 @@ class Renderer:
             on = [f"{j.cols[v]} = {x}.{col[v]}" if v in j.certain else
                   f"{j.cols[v]} IS NOT DISTINCT FROM {x}.{col[v]}" if v in j.cols else
                   f"{x}.{col[v]} IS NULL" for v in keys]
-            members = (f"SELECT {self._cols(own, j.cols)}, {j.k} AS ko, 0 AS kd FROM {j.from_} "
-                       f"WHERE {' AND '.join([*on, *j.where] or ['TRUE'])}")
-            parts.append(f"SELECT {y}.* FROM {self.per_key(f'{touched} AS {x}', members, y, alt)}")
+            cols, where = (f"{self._cols(own, j.cols)}, {j.k} AS ko, 0 AS kd",
+                           " AND ".join([*on, *j.where] or ["TRUE"]))
+            parts.append(f"SELECT {y}.* FROM " + self.per_key(
+                f"{touched} AS {x}", f"SELECT {cols} FROM {j.from_} WHERE {where}", y)
+                if self.probes(alt) else
+                f"SELECT {cols} FROM {touched} AS {x} CROSS JOIN {j.from_} WHERE {where}")
         members, sums = self.alias("m"), self.alias("g")
         body = " UNION ALL ".join(parts)
         if summed or ranked or any(distinct for _, distinct in counted):
@@ -766,12 +772,15 @@ class Renderer:
             return self._blocks(n, alt, m, iris, k, test, with_k)
         s, own = shape(n), join(alt)
         probe = self._cte_item(cands, s.vars, s.certain)
-        j = join(alt, outer=probe)
+        j = join(alt, outer=probe) if self.probes(alt) else join([probe, *alt])
         where = [*j.where, *self._shares(n, probe.cols, own.cols), *self._expr(n.expr, j, iris)]
-        rvars, y = sorted(own.cols), self.alias("y")
-        rows = self.per_key(probe.sql, f"SELECT {self._cols(rvars, own.cols)}, {own.k} AS k_ "
-                            f"FROM {j.from_} WHERE {' AND '.join(where) or 'TRUE'}", y, alt)
-        row = Joined("", [], {v: f"{y}.{self.column[v]}" for v in rvars}, own.certain, f"{y}.k_")
+        from_, row = j.from_, own
+        if self.probes(alt):  # alt's rows read per candidate, their columns named apart
+            rvars, y = sorted(own.cols), self.alias("y")
+            from_ = self.per_key(probe.sql, f"SELECT {self._cols(rvars, own.cols)}, {own.k} AS "
+                                 f"k_ FROM {j.from_} WHERE {' AND '.join(where) or 'TRUE'}", y)
+            row, where = Joined("", [], {v: f"{y}.{self.column[v]}" for v in rvars},
+                                own.certain, f"{y}.k_"), []
         inner: list[str] = []
         support = _support(row, k, inner, with_k)
         names = sorted(s.vars)
@@ -780,7 +789,9 @@ class Renderer:
         self.ctes.append((hits, (
             f"SELECT DISTINCT {', '.join(self.column[v] for v in names) or 'unit_'}, TRUE AS hit "
             f"FROM (SELECT {self._cols(names, probe.cols)}, "
-            f"{support} AS w FROM {rows}{''.join(inner)}{self.fence}) AS x WHERE w {test}")))
+            f"{support} AS w FROM {from_}{''.join(inner)}"
+            + (f" WHERE {' AND '.join(where)}" if where else "") + f"{self.fence}) AS x "
+            f"WHERE w {test}")))
         a = self.alias("x")
         _left_join(self._cte_item(hits, s.vars, s.certain, a), m, joins)
         return f"{a}.hit IS NOT NULL"
