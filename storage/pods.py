@@ -6,9 +6,10 @@ among all changes."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from rdflib.term import Identifier
 from sqlalchemy import Connection, Engine, text
@@ -112,18 +113,22 @@ EMPTY_ETAG = _etag(set())
 LOADED = ("pod_triples", "quads", "terms", "change_triples", "change_quads")
 
 
-def settle_after_load(engine: Engine) -> None:
-    """Leave the tables a bulk load fills as autovacuum would, at once:
-    statistics, and the visibility map set so that index-only scans read no
-    heap. Without statistics the planner takes a loaded predicate for one
-    row (on bsbm-100, one rendered batch took 15.7 s by nested loops, 127 ms
-    with them: note 89); without the map every row an index-only scan of
-    ``pod_triples`` returns fetches its heap page (note 163). The load must
-    have committed synchronously (``podviews load`` does): VACUUM leaves
-    the rows of an asynchronous commit unmarked until the WAL writer has
-    flushed it, and a synchronous commit after it does not help (psql: 0
-    of 443 pages marked; 443 after a 1 s wait). VACUUM runs outside a
-    transaction, hence the engine."""
+@contextlib.contextmanager
+def loading(engine: Engine) -> Iterator[Connection]:
+    """A bulk load's transaction: committed synchronously, whatever the
+    database's default ("loaded" means stored), then the tables it filled
+    (``LOADED``) left as autovacuum would, at once: ``VACUUM (ANALYZE)``.
+    Without statistics the planner takes a loaded predicate for one row (on
+    bsbm-100, one rendered batch took 15.7 s by nested loops, 127 ms with
+    them: note 89); without the visibility map every row an index-only scan
+    of ``pod_triples`` returns fetches its heap page (note 163). The commit
+    must be the load's own: VACUUM leaves the rows of an asynchronous commit
+    unmarked until the WAL writer has flushed it, and a synchronous commit
+    after it does not help (psql: 0 of 443 pages marked; 443 after a 1 s
+    wait). VACUUM runs outside a transaction, hence the engine."""
+    with engine.begin() as conn:
+        conn.execute(text("SET LOCAL synchronous_commit = on"))
+        yield conn
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text(f"VACUUM (ANALYZE) {', '.join(LOADED)}"))
 

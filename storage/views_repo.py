@@ -75,8 +75,9 @@ def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
     row None when another job holds the view. With the row, what a job
     reads next (one round trip, design notes 119, 122, 142): ``upto`` (the
     last change's seq), ``graph_rows`` (the graph's triples as Postgres's
-    statistics last counted them; -1 before any: note 165), ``pods`` (the pods it reads), ``consented`` (those
-    whose consents in force reach it, applied or not), ``unsettled`` (a
+    statistics last counted them; -1 before any: note 165), ``pods`` (the
+    pods it reads), ``consented`` (those whose consents in force reach it,
+    applied or not), ``unsettled`` (a
     consent reaching it is not applied to it: ``consents.settle`` has
     work), ``tables`` (its K-relation tables: rows of ``krel.by_node``)
     and, for a change job with ``weigh`` and the view ready, ``batch``: the

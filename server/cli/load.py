@@ -57,10 +57,7 @@ def load(url: str, path: Path, pod: str, resource: str | None, owner: str) -> in
         table = read_table(path)
         advance(0, f"storing {len(table.triples):,} triples")
         engine = sa.create_engine(url)
-        with engine.begin() as conn:
-            # flushed at commit, whatever the database's default: "loaded" means
-            # stored, and VACUUM sets no visibility on rows whose commit is unflushed
-            conn.execute(sa.text("SET LOCAL synchronous_commit = on"))
+        with pods.loading(engine) as conn:
             try:
                 pid = pods.pod_id(conn, pod)
             except pods.PodsError:
@@ -69,6 +66,5 @@ def load(url: str, path: Path, pod: str, resource: str | None, owner: str) -> in
                     pods.create_agent(conn, owner, "owner", owner.encode())
                 pid = pods.create_pod(conn, pod, agent)
             seq = pods.put_resource(conn, pid, resource or path.name.split(".")[0], table)
-        pods.settle_after_load(engine)
         engine.dispose()
     return seq

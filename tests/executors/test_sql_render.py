@@ -12,6 +12,7 @@ import random
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -753,6 +754,23 @@ def test_a_view_stores_only_the_outputs_its_rules_read_and_counts_its_solutions(
     engine.dispose()
 
 
+def explain_rendered(monkeypatch, seen: Callable[[str, dict], None]) -> None:  # type: ignore[no-untyped-def]
+    """Every rendered statement (ΔG's table read in its first CTE) is
+    explained before it runs — ``EXPLAIN (ANALYZE, FORMAT JSON)`` in a
+    savepoint, rolled back — and ``seen`` given its text and plan."""
+    real_one = driver.one
+
+    def explained(conn, sql, params=None, prepare=True):  # type: ignore[no-untyped-def]
+        if f"FROM {R.DG} AS " in sql:
+            with conn.begin_nested() as sp:
+                plan = real_one(conn, f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params,
+                                prepare=False)[0][0]["Plan"]
+                sp.rollback()
+            seen(sql, plan)
+        return real_one(conn, sql, params, prepare)
+    monkeypatch.setattr(driver, "one", explained)
+
+
 def _cte_scan_loops(plan: dict) -> list[tuple[str, int]]:
     """Every CTE scan of an ``EXPLAIN (ANALYZE, FORMAT JSON)`` plan: the
     CTE it reads and how many times it ran."""
@@ -789,17 +807,8 @@ def test_a_large_batch_reads_each_delta_once_not_once_per_row(
         pods.put_resource(c, pod, "base", triples(400, "b"))
     drain(engine)
     seen: list[tuple[str, str, int]] = []  # (batch, CTE, loops)
-    real_one = driver.one
-
-    def explained(conn, sql, params=None, prepare=True):  # type: ignore[no-untyped-def]
-        if f"FROM {R.DG} AS " in sql:  # a rendered statement: explained, rolled back
-            with conn.begin_nested() as sp:
-                plan = real_one(conn, f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params,
-                                prepare=False)[0][0]["Plan"]
-                sp.rollback()
-            seen.extend((batch, cte, loops) for cte, loops in _cte_scan_loops(plan))
-        return real_one(conn, sql, params, prepare)
-    monkeypatch.setattr(driver, "one", explained)
+    explain_rendered(monkeypatch, lambda sql, plan: seen.extend(
+        (batch, cte, loops) for cte, loops in _cte_scan_loops(plan)))
     for batch, n in (("prepared", 180), ("large", 420)):
         with engine.begin() as c:
             pods.put_resource(c, pod, "base", triples(400, "b") - triples(n, "b")
@@ -864,19 +873,12 @@ def test_a_batch_touching_one_key_reads_that_keys_rows_not_whole_predicates(
         c.execute(sa.text("ANALYZE"))
     read: list[int] = []  # rows of pod_triples each rendered statement read
     texts: list[str] = []
-    real_one = driver.one
 
-    def explained(conn, sql, params=None, prepare=True):  # type: ignore[no-untyped-def]
-        if f"FROM {R.DG} AS " in sql:
-            with conn.begin_nested() as sp:
-                plan = real_one(conn, f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params,
-                                prepare=False)[0][0]["Plan"]
-                sp.rollback()
-            read.append(sum(int(n["Actual Rows"]) * int(n["Actual Loops"])
-                            for n in plan_nodes(plan) if n.get("Relation Name") == "pod_triples"))
-            texts.append(sql)
-        return real_one(conn, sql, params, prepare)
-    monkeypatch.setattr(driver, "one", explained)
+    def seen(sql: str, plan: dict) -> None:
+        read.append(sum(int(n["Actual Rows"]) * int(n["Actual Loops"])
+                        for n in plan_nodes(plan) if n.get("Relation Name") == "pod_triples"))
+        texts.append(sql)
+    explain_rendered(monkeypatch, seen)
     for gone in ({1}, {1, 2}, {1, 2, 3}):
         with engine.begin() as c:
             pods.put_resource(c, pod, "base",

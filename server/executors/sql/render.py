@@ -673,11 +673,12 @@ class Renderer:
                 iris: frozenset[str], negated: bool) -> str:
         """Whether the pattern has a solution under ``m``'s bindings on G
         (``source`` "old") or G' ("new"), negated for NOT EXISTS."""
-        j = join(connected([], [self.triple(tp, source) for tp in bgp.triples], m.cols), outer=m)
+        items = [self.triple(tp, source) for tp in bgp.triples]
+        j = join(connected([], items, m.cols), outer=m)
         where = [*j.where, *self._expr(inner, j, iris)]
         test = f"EXISTS (SELECT 1 FROM {j.from_}" + \
             (f" WHERE {' AND '.join(where)}" if where else "") \
-            + f"{self.fence if self.known.probe else ''})"
+            + f"{self.fence if self.probes(items) else ''})"  # the fence: never hashed whole
         return f"NOT {test}" if negated else test
 
     def distinct(self, n: P.Distinct) -> str | None:
@@ -772,10 +773,11 @@ class Renderer:
             return self._blocks(n, alt, m, iris, k, test, with_k)
         s, own = shape(n), join(alt)
         probe = self._cte_item(cands, s.vars, s.certain)
-        j = join(alt, outer=probe) if self.probes(alt) else join([probe, *alt])
+        probed = self.probes(alt)
+        j = join(alt, outer=probe) if probed else join([probe, *alt])
         where = [*j.where, *self._shares(n, probe.cols, own.cols), *self._expr(n.expr, j, iris)]
         from_, row = j.from_, own
-        if self.probes(alt):  # alt's rows read per candidate, their columns named apart
+        if probed:  # alt's rows read per candidate, their columns named apart
             rvars, y = sorted(own.cols), self.alias("y")
             from_ = self.per_key(probe.sql, f"SELECT {self._cols(rvars, own.cols)}, {own.k} AS "
                                  f"k_ FROM {j.from_} WHERE {' AND '.join(where) or 'TRUE'}", y)

@@ -211,10 +211,8 @@ class Pod:
         self.store.bulk_extend(ox_quad(t) for t in triples)
         for t in triples:
             self.parts[self._part(t[0])].add(t)
-        with engine.begin() as c:  # committed and settled as `podviews load` does
-            c.execute(sa.text("SET LOCAL synchronous_commit = on"))
+        with pods.loading(engine) as c:  # committed and settled as `podviews load` does
             self.pod, self.consumer = bench_pod(c, "bsbm", self.parts, consumer_name)
-        pods.settle_after_load(engine)
 
     @staticmethod
     def _part(s: object) -> str:
