@@ -147,6 +147,56 @@ def test_a_container_is_never_deleted_from_under_a_new_member(migrated: str) -> 
         assert pods.members(c, pod, "x/") == ["x/z"]
 
 
+@pytest.mark.parametrize("size", ["one statement", "staged"])
+@pytest.mark.parametrize("start, first, then", [
+    # both drop the shared triple: it leaves the graph
+    ({"r1": "tu", "r2": "tu"}, ("r1", "u"), ("r2", "u")),
+    # one adds it while the other drops it: it stays
+    ({"r1": "tu", "r2": "u"}, ("r2", "tu"), ("r1", "u")),
+], ids=["both-drop", "one-adds-one-drops"])
+def test_writers_sharing_a_triple_keep_its_count(
+        migrated: str, size: str, start: dict[str, str], first: tuple[str, str],
+        then: tuple[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two writers of different resources change one triple of the pod's
+    default graph at once: the second waits for the first's row, then counts
+    from the count the first left, not from the one its snapshot read. The
+    default graph is then the support-counted union of the resources, and
+    the change log's ΔG adds up to it."""
+    from storage import changes
+    if size == "staged":
+        monkeypatch.setattr(changes, "STAGED", 0)
+    triples = {"t": t("a", "p", "b"), "u": t("c", "p", "d")}
+    engine = sa.create_engine(migrated)
+    with engine.begin() as c:
+        pod = _pod(c)
+        for path, names in start.items():
+            pods.put_resource(c, pod, path, [triples[n] for n in names])
+    with ThreadPoolExecutor(1) as other:
+        with engine.begin() as c:
+            pods.put_resource(c, pod, first[0], [triples[n] for n in first[1]])
+            second = other.submit(_write_own, engine, pod, then[0], [triples[n] for n in then[1]])
+            _waiting(engine)  # on the shared triple's row, held until this commits
+        second.result(timeout=60)
+    with engine.connect() as c:
+        counted = set(c.execute(sa.text(
+            "SELECT q.s, q.p, q.o, count(*) FROM quads q JOIN resources r ON r.id = q.resource_id "
+            "WHERE r.pod_id = :p GROUP BY q.s, q.p, q.o"), {"p": pod}).all())
+        graph = set(c.execute(sa.text("SELECT s, p, o, n FROM pod_triples WHERE pod_id = :p"),
+                              {"p": pod}).all())
+        logged = set(c.execute(sa.text(
+            "SELECT t.s, t.p, t.o FROM change_triples t JOIN changes ch ON ch.seq = t.seq "
+            "WHERE ch.pod_id = :p GROUP BY t.s, t.p, t.o HAVING sum(t.sign) = 1"),
+            {"p": pod}).all())
+    assert len(counted) == (1 if first == ("r1", "u") else 2)
+    assert graph == counted
+    assert logged == {(s, p, o) for s, p, o, _ in counted}
+
+
+def _write_own(engine: sa.Engine, pod: int, path: str, triples: list) -> None:
+    with engine.begin() as c:
+        pods.put_resource(c, pod, path, triples)
+
+
 def _put_in_own_transaction(engine: sa.Engine, pod: int, path: str) -> None:
     with engine.begin() as c:
         pods.put_resource(c, pod, path, [t("a", "p", "c")])
