@@ -180,7 +180,10 @@ def net_changes(conn: Connection, pods: list[int], after: int, upto: int,
 
 def _net(pods: str, a: str, u: str, preds: str) -> str:
     """``net_changes``'s query over the SQL expressions of its parameters.
-    Each triple's holders are counted by a lateral subquery, once: as a
+    Over one pod, a triple's signs in the log are its 0 <-> 1 transitions
+    there, so a net change of +1 (-1) says the pod holds it (does not) at
+    ``upto``: its holders are read only where more pods are read or nothing
+    moved (design note 167). Each triple's holders are counted by a lateral subquery, once: as a
     column of a subquery that the staging of ΔG reads three times, Postgres
     inlined the count into each use (design note 152). The rendered path
     stages ΔG by the same query, its signs taken, in a function
@@ -192,9 +195,11 @@ def _net(pods: str, a: str, u: str, preds: str) -> str:
         f"  WHERE ct.seq > {a} AND ct.seq <= {u} AND {_of_predicates(preds)} "
         "  AND ct.seq IN (SELECT seq FROM changes "
         f"    WHERE pod_id = ANY({pods}) AND seq > {a} AND seq <= {u}) "
-        "  GROUP BY 1, 2, 3) AS d CROSS JOIN LATERAL (SELECT count(*) AS holders "
+        "  GROUP BY 1, 2, 3) AS d CROSS JOIN LATERAL (SELECT "
+        f"  CASE WHEN cardinality({pods}) = 1 AND d.net <> 0 THEN CAST(d.net > 0 AS int) "
+        "  ELSE (SELECT count(*) "
         f"  FROM pod_triples t WHERE t.pod_id = ANY({pods}) AND t.s = d.s AND t.p = d.p "
-        "  AND t.o = d.o) AS h")
+        "  AND t.o = d.o) END AS holders) AS h")
 
 
 _PARAMETERS = (("pods", "bigint[]"), ("a", "bigint"), ("u", "bigint"), ("preds", "bigint[]"))
