@@ -10,6 +10,9 @@ the job's end, in the job's transaction like every other statement.
   result's metadata: ~60 µs each, a tenth of a small batch's job).
 - SQLAlchemy's cursor events are dispatched for them as for its own
   statements: what listens to them (``podviews bench batch``) sees them.
+- Their errors are SQLAlchemy's, as its own statements' are (a deadlock an
+  ``OperationalError`` that ``storage.db.retrying`` runs again, bad data a
+  ``DataError``), and a lost connection is invalidated in the pool.
 
 Statements are written as everywhere else, with ``:name`` parameters; rows
 come back as named tuples (``row.id``), as SQLAlchemy's rows read."""
@@ -26,6 +29,7 @@ import psycopg
 from psycopg.rows import namedtuple_row
 from sqlalchemy import Connection, text
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
+from sqlalchemy.exc import DBAPIError
 
 from storage import db
 
@@ -62,7 +66,14 @@ def rows(conn: Connection, sql: str, params: Mapping[str, Any] | None = None,
     events = conn.dispatch
     for before in events.before_cursor_execute:
         before(conn, cursor, statement, values, None, False)
-    cursor.execute(statement, values, prepare=prepare)
+    try:
+        cursor.execute(statement, values, prepare=prepare)
+    except psycopg.Error as e:  # raised as SQLAlchemy raises its statements' errors
+        gone = conn.dialect.is_disconnect(e, raw, cursor)
+        if gone:
+            conn.invalidate(e)
+        raise DBAPIError.instance(statement, values, e, psycopg.Error,
+                                  connection_invalidated=gone, dialect=conn.dialect) from e
     for after in events.after_cursor_execute:
         after(conn, cursor, statement, values, None, False)
     result = cursor.pgresult

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -190,6 +192,56 @@ def test_writers_sharing_a_triple_keep_its_count(
     assert len(counted) == (1 if first == ("r1", "u") else 2)
     assert graph == counted
     assert logged == {(s, p, o) for s, p, o, _ in counted}
+
+
+WRITES = int(os.environ.get("PODVIEWS_STRESS_WRITES", "25"))  # per writer; more locally
+
+
+@pytest.mark.parametrize("size", ["one statement", "staged"])
+def test_concurrent_writers_keep_the_default_graph_a_counted_union(
+        migrated: str, size: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four writers, each replacing its own resource of one pod with random
+    subsets of twelve triples, all at once (``WRITES`` writes each, retried
+    on a deadlock as the API does). After them the default graph is the
+    support-counted union of the resources, and each triple's ΔG in the
+    change log, in sequence order, is its 0 <-> 1 transitions: +1, -1, +1,
+    … ending on +1 exactly when the pod holds it."""
+    from storage import changes, db
+    if size == "staged":
+        monkeypatch.setattr(changes, "STAGED", 0)
+    pool = [t(f"s{i % 4}", f"p{i % 3}", f"o{i}") for i in range(12)]
+    engine = sa.create_engine(migrated, pool_size=6)
+    with engine.begin() as c:
+        pod = _pod(c)
+        pods.put_resource(c, pod, "seed", pool)  # every term interned before the race
+        pods.put_resource(c, pod, "seed", [])
+
+    def writer(w: int) -> None:
+        rng = random.Random(w)
+        for _ in range(WRITES):
+            chosen = rng.sample(pool, rng.randint(0, 8))
+            db.retrying(_write_own)(engine, pod, f"r{w}", chosen)
+
+    with ThreadPoolExecutor(4) as writers:
+        for done in [writers.submit(writer, w) for w in range(4)]:
+            done.result(timeout=300)
+    with engine.connect() as c:
+        counted = set(c.execute(sa.text(
+            "SELECT q.s, q.p, q.o, count(*) FROM quads q JOIN resources r ON r.id = q.resource_id "
+            "WHERE r.pod_id = :p GROUP BY q.s, q.p, q.o"), {"p": pod}).all())
+        graph = set(c.execute(sa.text("SELECT s, p, o, n FROM pod_triples WHERE pod_id = :p"),
+                              {"p": pod}).all())
+        logged: dict[tuple, list[int]] = {}
+        for s_, p_, o_, sign in c.execute(sa.text(
+                "SELECT t.s, t.p, t.o, t.sign FROM change_triples t JOIN changes ch "
+                "ON ch.seq = t.seq WHERE ch.pod_id = :p ORDER BY t.seq"), {"p": pod}):
+            logged.setdefault((s_, p_, o_), []).append(int(sign))
+    assert graph == counted
+    held = {(s_, p_, o_) for s_, p_, o_, _ in counted}
+    for triple, signs in logged.items():
+        assert signs == [1 if i % 2 == 0 else -1 for i in range(len(signs))], triple
+        assert (len(signs) % 2 == 1) == (triple in held), triple
+    assert held <= set(logged)
 
 
 def _write_own(engine: sa.Engine, pod: int, path: str, triples: list) -> None:
