@@ -69,7 +69,7 @@ def rows(conn: Connection, sql: str, params: Mapping[str, Any] | None = None,
     try:
         cursor.execute(statement, values, prepare=prepare)
     except psycopg.Error as e:  # raised as SQLAlchemy raises its statements' errors
-        gone = conn.dialect.is_disconnect(e, raw, cursor)
+        gone = conn.dialect.is_disconnect(cast(Any, e), cast(Any, raw), cast(Any, cursor))
         if gone:
             conn.invalidate(e)
         raise DBAPIError.instance(statement, values, e, psycopg.Error,
