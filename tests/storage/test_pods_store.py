@@ -201,7 +201,7 @@ WRITES = int(os.environ.get("PODVIEWS_STRESS_WRITES", "25"))  # per writer; more
 def test_concurrent_writers_keep_the_default_graph_a_counted_union(
         migrated: str, size: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Four writers, each replacing its own resource of one pod with random
-    subsets of twelve triples, all at once (``WRITES`` writes each, retried
+    subsets of twelve triples or deleting it, all at once (``WRITES`` writes each, retried
     on a deadlock as the API does). After them the default graph is the
     support-counted union of the resources, and each triple's ΔG in the
     change log, in sequence order, is its 0 <-> 1 transitions: +1, -1, +1,
@@ -219,8 +219,11 @@ def test_concurrent_writers_keep_the_default_graph_a_counted_union(
     def writer(w: int) -> None:
         rng = random.Random(w)
         for _ in range(WRITES):
-            chosen = rng.sample(pool, rng.randint(0, 8))
-            db.retrying(_write_own)(engine, pod, f"r{w}", chosen)
+            if rng.random() < 0.2:  # the resource deleted, its triples with it
+                db.retrying(_delete_own)(engine, pod, f"r{w}")
+            else:
+                chosen = rng.sample(pool, rng.randint(0, 8))
+                db.retrying(_write_own)(engine, pod, f"r{w}", chosen)
 
     with ThreadPoolExecutor(4) as writers:
         for done in [writers.submit(writer, w) for w in range(4)]:
@@ -247,6 +250,12 @@ def test_concurrent_writers_keep_the_default_graph_a_counted_union(
 def _write_own(engine: sa.Engine, pod: int, path: str, triples: list) -> None:
     with engine.begin() as c:
         pods.put_resource(c, pod, path, triples)
+
+
+def _delete_own(engine: sa.Engine, pod: int, path: str) -> None:
+    with engine.begin() as c:
+        if pods.resource(c, pod, path, lock=True) is not None:
+            pods.delete_resource(c, pod, path)
 
 
 def _put_in_own_transaction(engine: sa.Engine, pod: int, path: str) -> None:
