@@ -182,13 +182,13 @@ def _net(pods: str, a: str, u: str, preds: str) -> str:
     """``net_changes``'s query over the SQL expressions of its parameters.
     Over one pod, a triple's signs in the log are its 0 <-> 1 transitions
     there, so a net change of +1 (-1) says the pod holds it (does not) at
-    ``upto``: its holders are read only where more pods are read or nothing
-    moved (design note 167). Each triple's holders are counted by a lateral subquery, once: as a
-    column of a subquery that the staging of ΔG reads three times, Postgres
-    inlined the count into each use (design note 152). The rendered path
-    stages ΔG by the same query, its signs taken, in a function
-    (``podviews_delta_staged``, migration 0028): a change here is a change
-    there, in a migration of its own."""
+    ``upto``: its holders are counted only where more pods are read or
+    nothing moved (design note 167). They are counted by a lateral
+    subquery, once: as a column of a subquery that the staging of ΔG reads
+    three times, Postgres inlined the count into each use (design note
+    152). The rendered path stages ΔG by the same query, its signs taken,
+    in a function (``podviews_delta_staged``, migrations 0028 and 0030): a
+    change here is a change there, in a migration of its own."""
     return (
         "SELECT d.s, d.p, d.o, d.net, h.holders "
         "FROM (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct "
