@@ -180,11 +180,7 @@ def test_writers_sharing_a_triple_keep_its_count(
             _waiting(engine)  # on the shared triple's row, held until this commits
         second.result(timeout=60)
     with engine.connect() as c:
-        counted = set(c.execute(sa.text(
-            "SELECT q.s, q.p, q.o, count(*) FROM quads q JOIN resources r ON r.id = q.resource_id "
-            "WHERE r.pod_id = :p GROUP BY q.s, q.p, q.o"), {"p": pod}).all())
-        graph = set(c.execute(sa.text("SELECT s, p, o, n FROM pod_triples WHERE pod_id = :p"),
-                              {"p": pod}).all())
+        counted, graph = _recounted(c, pod)
         logged = set(c.execute(sa.text(
             "SELECT t.s, t.p, t.o FROM change_triples t JOIN changes ch ON ch.seq = t.seq "
             "WHERE ch.pod_id = :p GROUP BY t.s, t.p, t.o HAVING sum(t.sign) = 1"),
@@ -201,11 +197,11 @@ WRITES = int(os.environ.get("PODVIEWS_STRESS_WRITES", "25"))  # per writer; more
 def test_concurrent_writers_keep_the_default_graph_a_counted_union(
         migrated: str, size: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Four writers, each replacing its own resource of one pod with random
-    subsets of twelve triples or deleting it, all at once (``WRITES`` writes each, retried
-    on a deadlock as the API does). After them the default graph is the
-    support-counted union of the resources, and each triple's ΔG in the
-    change log, in sequence order, is its 0 <-> 1 transitions: +1, -1, +1,
-    … ending on +1 exactly when the pod holds it."""
+    subsets of twelve triples or deleting it, all at once (``WRITES``
+    writes each, retried on a deadlock as the API does). After them the
+    default graph is the support-counted union of the resources, and each
+    triple's ΔG in the change log, in sequence order, is its 0 <-> 1
+    transitions: +1, -1, +1, … ending on +1 exactly when the pod holds it."""
     from storage import changes, db
     if size == "staged":
         monkeypatch.setattr(changes, "STAGED", 0)
@@ -229,11 +225,7 @@ def test_concurrent_writers_keep_the_default_graph_a_counted_union(
         for done in [writers.submit(writer, w) for w in range(4)]:
             done.result(timeout=300)
     with engine.connect() as c:
-        counted = set(c.execute(sa.text(
-            "SELECT q.s, q.p, q.o, count(*) FROM quads q JOIN resources r ON r.id = q.resource_id "
-            "WHERE r.pod_id = :p GROUP BY q.s, q.p, q.o"), {"p": pod}).all())
-        graph = set(c.execute(sa.text("SELECT s, p, o, n FROM pod_triples WHERE pod_id = :p"),
-                              {"p": pod}).all())
+        counted, graph = _recounted(c, pod)
         logged: dict[tuple, list[int]] = {}
         for s_, p_, o_, sign in c.execute(sa.text(
                 "SELECT t.s, t.p, t.o, t.sign FROM change_triples t JOIN changes ch "
@@ -245,6 +237,17 @@ def test_concurrent_writers_keep_the_default_graph_a_counted_union(
         assert signs == [1 if i % 2 == 0 else -1 for i in range(len(signs))], triple
         assert (len(signs) % 2 == 1) == (triple in held), triple
     assert held <= set(logged)
+
+
+def _recounted(c: sa.Connection, pod: int) -> tuple[set, set]:
+    """The pod's triples counted from its resources' quads, and its default
+    graph with its counts: the same when the graph is their counted union."""
+    counted = set(c.execute(sa.text(
+        "SELECT q.s, q.p, q.o, count(*) FROM quads q JOIN resources r ON r.id = q.resource_id "
+        "WHERE r.pod_id = :p GROUP BY q.s, q.p, q.o"), {"p": pod}).all())
+    graph = set(c.execute(sa.text("SELECT s, p, o, n FROM pod_triples WHERE pod_id = :p"),
+                          {"p": pod}).all())
+    return counted, graph
 
 
 def _write_own(engine: sa.Engine, pod: int, path: str, triples: list) -> None:
