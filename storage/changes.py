@@ -28,27 +28,35 @@ KIND = "apply_changes"  # the kind of job a change makes for each view it wakes
 # key order, the quads' and the default graph's primary keys grow at their
 # ends (bsbm-1000 in one write: 11 CPU-s in random order, 7.3 sorted).
 # Writers of two resources of a pod may change one triple's count at once:
-# a deleted triple's row is locked first (``held``), which waits for the
-# other writer and reads the count it left, and whether the row goes
-# (``gone``) or counts one less (``fewer``) is decided on that count, not
-# on the one this statement's snapshot saw (design note 166). The statement
-# is planned for each write (not prepared): its plan depends on the pod's
-# size and the diff's, which a plan kept on a session would not follow.
+# the rows the diff touches are locked first (``held``), which waits for
+# the other writer and reads the count it left, and whether a deleted
+# triple's row goes (``gone``) or counts one less (``fewer``) is decided on
+# that count, not on the one this statement's snapshot saw (design note
+# 166). They are locked in key order before any insertion (``up`` reads
+# ``held`` first), so two writers lock shared rows in one order and do not
+# deadlock over them (65 deadlocks in 1,600 racing writes, 1 after). The
+# statement is planned for each write (not prepared): its plan depends on
+# the pod's size and the diff's, which a plan kept on a session would not
+# follow.
 _APPLY = """
 WITH ins AS (SELECT s, p, o FROM {ins} ORDER BY s, p, o),
 del AS (SELECT s, p, o FROM {dels}),
 quads_in AS (INSERT INTO quads (resource_id, s, p, o) SELECT :r, s, p, o FROM ins),
 quads_out AS (DELETE FROM quads q USING del d
   WHERE q.resource_id = :r AND q.s = d.s AND q.p = d.p AND q.o = d.o),
+held AS MATERIALIZED (SELECT t.s, t.p, t.o, t.n, k.sign FROM pod_triples t
+  JOIN (SELECT s, p, o, 1 AS sign FROM ins UNION ALL SELECT s, p, o, -1 FROM del) AS k
+  ON t.pod_id = :pod AND t.s = k.s AND t.p = k.p AND t.o = k.o
+  ORDER BY t.s, t.p, t.o FOR UPDATE OF t),
 up AS (INSERT INTO pod_triples (pod_id, s, p, o, n) SELECT :pod, s, p, o, 1 FROM ins
+  WHERE (SELECT count(*) FROM held) >= 0
   ON CONFLICT (pod_id, s, p, o) DO UPDATE SET n = pod_triples.n + 1 RETURNING s, p, o, n),
-held AS MATERIALIZED (SELECT t.s, t.p, t.o, t.n FROM pod_triples t JOIN del d
-  ON t.pod_id = :pod AND t.s = d.s AND t.p = d.p AND t.o = d.o FOR UPDATE OF t),
 gone AS (DELETE FROM pod_triples t USING held h
-  WHERE t.pod_id = :pod AND t.s = h.s AND t.p = h.p AND t.o = h.o AND h.n = 1
+  WHERE t.pod_id = :pod AND t.s = h.s AND t.p = h.p AND t.o = h.o AND h.sign < 0 AND h.n = 1
   RETURNING t.s, t.p, t.o),
 fewer AS (UPDATE pod_triples t SET n = t.n - 1 FROM held h
-  WHERE t.pod_id = :pod AND t.s = h.s AND t.p = h.p AND t.o = h.o AND h.n > 1 RETURNING 1),
+  WHERE t.pod_id = :pod AND t.s = h.s AND t.p = h.p AND t.o = h.o AND h.sign < 0 AND h.n > 1
+  RETURNING 1),
 delta AS (SELECT s, p, o, 1 AS sign FROM up WHERE n = 1 UNION ALL SELECT s, p, o, -1 FROM gone)
 """
 # Writers take sequence numbers one at a time and hold them to commit (the
