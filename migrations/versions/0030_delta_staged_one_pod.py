@@ -12,6 +12,9 @@ Create Date: 2026-11-27 20:00:00
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 from alembic import op
 
 revision = '0030'
@@ -19,46 +22,24 @@ down_revision = '0029'
 branch_labels = None
 depends_on = None
 
-_HOLDERS_COUNTED = """(SELECT count(*) AS holders FROM pod_triples t
-                          WHERE t.pod_id = ANY(dg_pods) AND t.s = d.s AND t.p = d.p
-                            AND t.o = d.o)"""
-_HOLDERS_ONE_POD = """(SELECT CASE WHEN cardinality(dg_pods) = 1 AND d.net <> 0
-                          THEN CAST(d.net > 0 AS int) ELSE (SELECT count(*) FROM pod_triples t
-                          WHERE t.pod_id = ANY(dg_pods) AND t.s = d.s AND t.p = d.p
-                            AND t.o = d.o) END AS holders)"""
+_spec = importlib.util.spec_from_file_location(  # 0028's function, its holders' count changed
+    "podviews_migration_0028", Path(__file__).with_name("0028_delta_staged.py"))
+assert _spec is not None and _spec.loader is not None
+_0028 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_0028)
 
-
-def _staged(holders: str) -> str:
-    return f"""
-CREATE OR REPLACE FUNCTION podviews_delta_staged(dg_pods bigint[], dg_after bigint,
-                                                 dg_upto bigint, dg_preds bigint[])
-RETURNS jsonb LANGUAGE plpgsql AS $$
-DECLARE counted jsonb;
-BEGIN
-  PERFORM podviews_delta_start();
-  PERFORM set_config('join_collapse_limit', '1', true);
-  WITH ins AS (
-    INSERT INTO pg_temp.pv_dg (s, p, o, sign)
-    SELECT s, p, o, CASE WHEN holders > 0 THEN 1 ELSE -1 END FROM (
-      SELECT d.s, d.p, d.o, d.net, h.holders
-      FROM (SELECT ct.s, ct.p, ct.o, sum(ct.sign) AS net FROM change_triples ct
-            WHERE ct.seq > dg_after AND ct.seq <= dg_upto
-              AND (dg_preds IS NULL OR ct.p = ANY(dg_preds))
-              AND ct.seq IN (SELECT seq FROM changes
-                             WHERE pod_id = ANY(dg_pods) AND seq > dg_after AND seq <= dg_upto)
-            GROUP BY 1, 2, 3) AS d
-      CROSS JOIN LATERAL {holders} AS h) AS n
-    WHERE (holders > 0) <> (holders - net > 0)
-    RETURNING p, sign)
-  SELECT coalesce(jsonb_agg(jsonb_build_array(p, sign, n)), '[]') INTO counted
-  FROM (SELECT p, sign, count(*) AS n FROM ins GROUP BY p, sign) AS g;
-  RETURN counted;
-END $$"""
+_COUNTED = "(SELECT count(*) AS holders FROM pod_triples t"
+_ONE_POD = ("(SELECT CASE WHEN cardinality(dg_pods) = 1 AND d.net <> 0 "
+            "THEN CAST(d.net > 0 AS int) ELSE (SELECT count(*) FROM pod_triples t")
+_COUNTED_END = "AND t.o = d.o) AS h"
+_ONE_POD_END = "AND t.o = d.o) END AS holders) AS h"
+assert _0028.STAGED.count(_COUNTED) == 1 and _0028.STAGED.count(_COUNTED_END) == 1
+STAGED = _0028.STAGED.replace(_COUNTED, _ONE_POD).replace(_COUNTED_END, _ONE_POD_END)
 
 
 def upgrade() -> None:
-    op.execute(_staged(_HOLDERS_ONE_POD))
+    op.execute(STAGED)
 
 
 def downgrade() -> None:
-    op.execute(_staged(_HOLDERS_COUNTED))
+    op.execute(_0028.STAGED)

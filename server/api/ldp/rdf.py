@@ -9,7 +9,7 @@ bundled allow-list, ``server.api.ldp.contexts``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
@@ -20,7 +20,7 @@ from rdflib.term import Identifier
 from server.api.ldp import contexts
 from server.errors import BadRdf, PayloadTooLarge, UnsupportedMediaType
 from storage.terms import Position, TermTable
-from views.terms import TermFields, term_of
+from views.terms import TermFields
 
 Triple = tuple[Identifier, Identifier, Identifier]
 # media type -> rdflib format, written
@@ -71,30 +71,32 @@ def parse_table(body: bytes | IO[bytes], content_type: str, base: str,
     if media == "application/ld+json":
         body = _with_bundled_contexts(body if isinstance(body, bytes) else body.read(), base)
     most = limits.triples if limits is not None else None
-    at: dict[object, int] = {}
-    rows: set[Position] = set()
     try:
-        for s, p, o, _ in ox.parse(body, fmt, base_iri=base, without_named_graphs=True):
-            rows.add((at.setdefault(s, len(at)), at.setdefault(p, len(at)),
-                      at.setdefault(o, len(at))))
-            if most is not None and len(rows) > most:
-                raise PayloadTooLarge(f"a resource may hold at most {most} triples")
+        table = table_of(ox.parse(body, fmt, base_iri=base, without_named_graphs=True), most)
     except (SyntaxError, ValueError) as e:
         raise BadRdf(f"{media} parse error: {e}") from None
-    if not rows and media == "application/ld+json" and \
+    if not table.triples and media == "application/ld+json" and \
             (body if isinstance(body, bytes) else b"").strip() not in (b"{}", b"[]"):
         # JSON-LD drops what it cannot read (invalid IRIs, free-floating values)
         raise BadRdf("the JSON-LD document holds no triples")
-    table = TermTable([fields(t) for t in at], list(rows))
     if limits is not None and any(f[0] == 2 and len(f[1]) > limits.literal_bytes
                                   for f in table.terms):
         raise PayloadTooLarge(f"a literal is longer than {limits.literal_bytes} characters")
     return table
 
 
-def term(t: object) -> Identifier:
-    """rdflib's term for a pyoxigraph term (canonical)."""
-    return term_of(*fields(t))
+def table_of(quads: Iterable[ox.Quad], most: int | None = None) -> TermTable:
+    """pyoxigraph's quads (parsed as they are read) as a table of terms: each
+    term's dictionary fields once, each triple as positions; 413 past
+    ``most`` triples. A parser's error is its own (``SyntaxError``,
+    ``ValueError``)."""
+    at: dict[object, int] = {}
+    rows: set[Position] = set()
+    for s, p, o, _ in quads:
+        rows.add((at.setdefault(s, len(at)), at.setdefault(p, len(at)), at.setdefault(o, len(at))))
+        if most is not None and len(rows) > most:
+            raise PayloadTooLarge(f"a resource may hold at most {most} triples")
+    return TermTable([fields(t) for t in at], list(rows))
 
 
 def fields(t: object) -> TermFields:
