@@ -45,6 +45,15 @@ def capture_call(view: str, root: str) -> str:
     return f"podviews_feed_capture(CAST({view} AS text) || ':' || {root})"
 
 
+def root_call(view: str, root: str) -> str:
+    """The SQL expression that names the view's feed root for the
+    transaction without turning the capture on (``capture_call``'s
+    arguments): a root table created then is watched all the same
+    (``storage.krel.create``). A job whose rendered statement records ΔV
+    itself (design note 170) needs no capture."""
+    return f"set_config('podviews.feed_root', CAST({view} AS text) || ':' || {root}, true)"
+
+
 def capture(conn: Connection, view: int, root: str) -> None:
     """Until the transaction ends, changes to the view's root tables are
     captured, and a root table created for ``root`` is watched (a job's
@@ -70,33 +79,37 @@ def start(conn: Connection, view: int, root: str, seq: int) -> None:
     conn.execute(text("UPDATE views SET feed_floor = :s WHERE id = :v"), {"s": seq, "v": view})
 
 
-# The captured changes netted per (variables, term ids) — the JSON binding
+# ΔV stored at :s, removals first, then the feed compacted by retention — in
+# one statement (three round trips a job less, design note 122). ``net``
+# (a CTE, after ``last``) gives ΔV as its rows ``(binding, k)``: the
+# captured changes netted per (variables, term ids), the JSON binding
 # ({variable: term id}) built only for those whose count moved (design
-# note 130); they are stored at :s, removals first; then the feed
-# compacted by retention — in one statement (three round trips a job less,
-# design note 122). The capture is consumed only when :s is after the
-# view's last delta (``last``); else nothing is written and the caller
-# decides (``record``). Both cuts read only the deltas they drop, not the
-# deltas kept (design note 142): the count cut the oldest ``excess`` (the
-# view's deltas, counted in ``views.feed_deltas``, the new head among them,
-# less :keep) in seq order, the age cut those written before the age limit
-# by the index of each view's deltas by time (``at`` grows with seq: a
-# view's jobs run one at a time, each claimed as it starts, so the deltas
-# dropped are always the oldest and the floor moves past them).
-# ``RECORDED``'s CTEs (``last``, ``head``, ``gone``, …) go into a job's
-# closing statement too (``storage.views_repo.close``), with ``COUNTED``
-# setting the view's feed columns in its one update of the view's row.
-RECORDED = """
-last AS (SELECT max(seq) AS seq FROM view_changes WHERE view_id = :v),
-c AS (DELETE FROM pg_temp.feed_captured WHERE :s > coalesce((SELECT seq FROM last), -1)
-  RETURNING vars, ids, k),
-netted AS (SELECT vars, ids, sum(k) AS k FROM c GROUP BY vars, ids HAVING sum(k) <> 0),
-net AS (
+# note 130) — ``CAPTURED`` — or a rendered statement's own root delta
+# (design note 170). It is consumed only when :s is after the view's last
+# delta (``AFTER_LAST``); else nothing is written and the caller decides
+# (``record``). Both cuts read only the deltas they drop, not the deltas
+# kept (design note 142): the count cut the oldest ``excess`` (the view's
+# deltas, counted in ``views.feed_deltas``, the new head among them, less
+# :keep) in seq order, the age cut those written before the age limit by
+# the index of each view's deltas by time (``at`` grows with seq: a view's
+# jobs run one at a time, each claimed as it starts, so the deltas dropped
+# are always the oldest and the floor moves past them). ``recorded``'s
+# CTEs go into a job's closing statement too (``storage.views_repo.close``,
+# and the rendered statement that ends its job), with ``COUNTED`` setting
+# the view's feed columns in its one update of the view's row.
+LAST = "last AS (SELECT max(seq) AS seq FROM view_changes WHERE view_id = :v)"
+AFTER_LAST = ":s > coalesce((SELECT seq FROM last), -1)"
+CAPTURED = [
+    f"c AS (DELETE FROM pg_temp.feed_captured WHERE {AFTER_LAST} RETURNING vars, ids, k)",
+    "netted AS (SELECT vars, ids, sum(k) AS k FROM c GROUP BY vars, ids HAVING sum(k) <> 0)",
+    """net AS (
   SELECT (SELECT coalesce(jsonb_object_agg(v.name, netted.ids[v.i]), '{}'::jsonb)
           FROM jsonb_array_elements_text(CAST(netted.vars AS jsonb)) WITH ORDINALITY
                AS v(name, i)) AS binding, netted.k
-  FROM netted),
-head AS (INSERT INTO view_changes (view_id, seq, added, removed)
+  FROM netted)"""]
+
+
+_STORED = """head AS (INSERT INTO view_changes (view_id, seq, added, removed)
   SELECT :v, :s, coalesce(sum(k) FILTER (WHERE k > 0), 0), coalesce(-sum(k) FILTER (WHERE k < 0), 0)
   FROM net HAVING count(*) > 0 RETURNING added, removed),
 body AS (INSERT INTO view_change_rows (view_id, seq, i, k, binding)
@@ -107,9 +120,26 @@ cut AS (SELECT ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
   || ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
            AND at < now() - make_interval(secs => :age)) AS seqs),
 gone AS (DELETE FROM view_changes WHERE view_id = :v
-  AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])) RETURNING seq),
+  AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])){gate} RETURNING seq),
 gone_rows AS (DELETE FROM view_change_rows WHERE view_id = :v
   AND seq = ANY(ARRAY(SELECT seq FROM gone)))"""
+
+
+def recorded_ctes(net: Sequence[str], gate: str = "") -> str:
+    """The CTEs storing ΔV, which ``net`` (CTEs after ``LAST``) defines, and
+    compacting the feed; ``gate``: a condition the compaction also needs,
+    written ``AND …`` (``net`` is gated by its maker)."""
+    return ", ".join([LAST, *net, _STORED.format(gate=gate)])
+
+
+def from_rows(changes: str, gate: str = "") -> list[str]:
+    """``net`` (for ``recorded_ctes``) from a query of ΔV's rows (binding,
+    k), one per binding whose count moves, as a rendered statement gives
+    its root's delta (design note 170); ``gate`` as there."""
+    return [f"net AS (SELECT binding, k FROM ({changes}) AS r WHERE {AFTER_LAST}{gate})"]
+
+
+RECORDED = recorded_ctes(CAPTURED)
 COUNTED = ("feed_floor = greatest(feed_floor, (SELECT max(seq) FROM gone)), "
            "feed_deltas = feed_deltas + (SELECT count(*) FROM head) - (SELECT count(*) FROM gone)")
 RECORD_RESULT = ("(SELECT seq FROM last) AS last, (SELECT added FROM head) AS added, "

@@ -99,20 +99,23 @@ def claiming(worker: str, kinds: tuple[str, ...] | None = None) -> dict[str, Any
     return {"kinds": list(kinds) if kinds else None, "worker": worker}
 
 
-# The job :id done, with the executor that did it and its work in triples,
-# as the CTE ``done``; ``NOTIFIED`` tells readers waiting on its view
-# (delivered at commit). Both go into a change job's closing statement too
-# (``storage.views_repo.close``).
-FINISHED = ("done AS (UPDATE jobs SET status = 'done', last_error = NULL, updated_at = now(), "
+def finished(gate: str = "") -> str:
+    """The job :id done, with the executor that did it and its work in
+    triples, as the CTE ``done`` (``gate``: a condition it also needs);
+    ``NOTIFIED`` tells readers waiting on its view (delivered at commit).
+    Both go into a change job's closing statement too
+    (``storage.views_repo.close``)."""
+    return ("done AS (UPDATE jobs SET status = 'done', last_error = NULL, updated_at = now(), "
             "payload = payload || jsonb_build_object('executor', CAST(:executor AS text), "
-            "'triples', CAST(:triples AS bigint)) "
-            "WHERE id = :id RETURNING view_id)")
+            f"'triples', CAST(:triples AS bigint)) WHERE id = :id{gate} RETURNING view_id)")
+
+
 NOTIFIED = "SELECT pg_notify(:channel, CAST(view_id AS text)) FROM done WHERE view_id IS NOT NULL"
-_FINISH = f"WITH {FINISHED} {NOTIFIED}"
+_FINISH = f"WITH {finished()} {NOTIFIED}"
 
 
 def finishing(job: Job, executor: str | None, triples: int | None) -> dict[str, Any]:
-    """The parameters of ``FINISHED`` and ``NOTIFIED``."""
+    """The parameters of ``finished`` and ``NOTIFIED``."""
     return {"id": job.id, "channel": VIEWS_CHANNEL, "executor": executor, "triples": triples}
 
 

@@ -4,6 +4,7 @@ watermark, the plan its state was computed with), and dropping it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, text
@@ -50,8 +51,9 @@ _CLAIM_AND_LOCK = (
     f"{queue.CLAIMED}SELECT j.id AS job_id, j.kind AS job_kind, j.view_id AS job_view, "
     "j.payload AS job_payload, j.attempts AS job_attempts, "
     "j.max_attempts AS job_max_attempts, v.* FROM j LEFT JOIN LATERAL ("
-    f"SELECT {_COLUMNS}, (CASE WHEN v.plan_fingerprint IS NOT NULL THEN "
-    f" {feed.capture_call('v.id', 'v.root_node')} END) IS NOT NULL AS captured, "
+    f"SELECT {_COLUMNS}, (CASE WHEN v.plan_fingerprint IS NULL THEN NULL WHEN {_STAGES} THEN "
+    f" {feed.root_call('v.id', 'v.root_node')} IS NULL "
+    f" ELSE {feed.capture_call('v.id', 'v.root_node')} IS NOT NULL END) AS captured, "
     " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
     " (SELECT reltuples FROM pg_class WHERE oid = CAST('pod_triples' AS regclass)) AS graph_rows, "
     f" ARRAY({_READABLE}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
@@ -95,8 +97,12 @@ def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
 
     A view that has had a state has a change feed: the statement also turns
     on the capture of its ΔV for the transaction (``storage.feed.capture``,
-    with the root its state was built with; ``captured`` says it did), a
-    round trip a job less (design note 130)."""
+    with the root its state was built with), a round trip a job less
+    (design note 130) — unless its ΔG is staged here: its rendered
+    statement records ΔV itself and ends the job (design note 170), and the
+    statement only names the feed's root (``storage.feed.root_call``).
+    ``captured`` is true when the capture is on, false when only the root
+    is named, NULL for a view without a feed."""
     row = driver.first(conn, _CLAIM_AND_LOCK, {**queue.claiming(worker), "weigh": weigh})
     if row is None:
         return None
@@ -162,27 +168,47 @@ def unchecked(conn: Connection, engine: str) -> list[Row]:
 # they were a semi-join the planner, told the queue is small, re-scanned once
 # per job row (design note 142).
 _COVERED = ("covered AS (UPDATE jobs SET status = 'done', updated_at = now(), "
-            "payload = payload || CAST('{\"executor\": \"coalesced\"}' AS jsonb) "
+            "payload = payload || CAST('{{\"executor\": \"coalesced\"}}' AS jsonb) "
             "WHERE id = ANY(ARRAY(SELECT id FROM jobs WHERE view_id = :v "
             " AND kind = 'apply_changes' AND status = 'queued' "
-            " AND CAST(payload->>'seq' AS bigint) <= :u FOR NO KEY UPDATE SKIP LOCKED)))")
+            " AND CAST(payload->>'seq' AS bigint) <= :u FOR NO KEY UPDATE SKIP LOCKED)){gate})")
 
 
-def _closing(fed: bool) -> str:
-    unfed = "NULL AS last, NULL AS added, NULL AS removed"
-    feed_ctes, counted, result = ((f"{feed.RECORDED}, ", f", {feed.COUNTED}", feed.RECORD_RESULT)
-                                  if fed else ("", "", unfed))
+def closing(net: Sequence[str] | None, grown: str = ":n", gate: str = "") -> tuple[str, str]:
+    """A job's end (``close``) as CTEs, and the columns of its row: ΔV
+    recorded in the feed from ``net`` (``feed.recorded_ctes``: the captured
+    changes, ``feed.CAPTURED``, or a rendered statement's own, design note
+    170; None: nothing to record), the state ``grown`` rows larger (an SQL
+    expression), and each change gated by ``gate`` (a condition they all
+    need, written ``AND …``)."""
+    feed_ctes, counted, result = ((f"{feed.recorded_ctes(net, gate)}, ", f", {feed.COUNTED}",
+                                   feed.RECORD_RESULT) if net is not None else
+                                  ("", "", "NULL AS last, NULL AS added, NULL AS removed"))
     solutions = (", solutions = solutions + CASE WHEN :built THEN 0 ELSE "
-                 "(SELECT coalesce(sum(k), 0) FROM netted) END" if fed else "")
-    return (f"WITH {feed_ctes}{queue.FINISHED}, {_COVERED}, "
-            "moved AS (UPDATE views SET watermark = greatest(watermark, :u), "
-            f"state_rows = state_rows + :n{counted}{solutions} WHERE id = :v "
-            "RETURNING state_rows) "
-            f"SELECT (SELECT state_rows FROM moved) AS state_rows, {result}, "
-            f"({queue.NOTIFIED}) AS notified")
+                 "(SELECT coalesce(sum(k), 0) FROM net) END" if net is not None else "")
+    moved = ("moved AS (UPDATE views SET watermark = greatest(watermark, :u), "
+             f"state_rows = state_rows + {grown}{counted}{solutions} WHERE id = :v{gate} "
+             "RETURNING state_rows)")
+    columns = (f"(SELECT state_rows FROM moved) AS state_rows, {result}, "
+               f"({queue.NOTIFIED}) AS notified")
+    return f"{feed_ctes}{queue.finished(gate)}, {_COVERED.format(gate=gate)}, {moved}", columns
 
 
-_CLOSE = {fed: _closing(fed) for fed in (False, True)}
+_CLOSE = {fed: "WITH {} SELECT {}".format(*closing(feed.CAPTURED if fed else None))
+          for fed in (False, True)}
+
+
+def ending(job: queue.Job, view: int, upto: int, outcome: tuple[str | None, int | None],
+           recording: tuple[int, feed.Retention] | None, grown: int | None = None,
+           built: bool = False) -> dict[str, Any]:
+    """``closing``'s parameters (``close``'s arguments; ``grown`` None: the
+    statement counts it)."""
+    params = {**queue.finishing(job, *outcome), "v": view, "u": upto, "built": built}
+    if grown is not None:
+        params["n"] = grown
+    if recording is not None:
+        params.update(feed.parameters(view, *recording))
+    return params
 
 
 def close(conn: Connection, job: queue.Job, view: int, upto: int, grown: int,
@@ -197,12 +223,10 @@ def close(conn: Connection, job: queue.Job, view: int, upto: int, grown: int,
     recorded in the feed as ``feed.record`` does, and the view's solutions
     moved by it — unless the job ``built`` the state (``built`` counted
     them). The row: the rows the state holds now, and
-    ``feed.RECORD_RESULT``'s columns for ``feed.recorded``."""
-    params = {**queue.finishing(job, *outcome), "v": view, "u": upto, "n": grown,
-              "built": built}
-    if recording is not None:
-        params.update(feed.parameters(view, *recording))
-    return driver.one(conn, _CLOSE[recording is not None], params)
+    ``feed.RECORD_RESULT``'s columns for ``feed.recorded``. (A rendered
+    statement ends its job itself with the same CTEs: ``closing``.)"""
+    return driver.one(conn, _CLOSE[recording is not None],
+                      ending(job, view, upto, outcome, recording, grown, built))
 
 
 def place(conn: Connection, view: int, placement: str) -> None:

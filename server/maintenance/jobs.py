@@ -73,6 +73,8 @@ class Run:
     base: str = DEFAULT_BASE  # resource IRIs: the names of the documents' graphs
     spec: Spec = field(default_factory=Spec)  # the dataset the view's query reads (FROM, FROM NAMED, GRAPH)
     moved: list[int] = field(default_factory=list)  # the view brought to upto: its state's growth
+    captured: list[str] = field(default_factory=list)  # the roots the job turned capture on for
+    closed: list[Row] = field(default_factory=list)  # its rendered statement ended the job: its row
 
     @property
     def documents(self) -> bool:
@@ -86,6 +88,26 @@ class Run:
 
     def tables(self) -> dict[str, krel.NodeTables]:
         return krel.by_node(self.view.tables)
+
+    @property
+    def fed(self) -> bool:
+        """The view has had a state: it has a change feed."""
+        return self.view.captured is not None
+
+    @property
+    def capturing(self) -> bool:
+        """ΔV is captured in this transaction (by the claim, or ``capture``)."""
+        return bool(self.view.captured) or bool(self.captured)
+
+    def capture(self, root: str | None = None) -> None:
+        """ΔV captured from here on, for ``root`` (the state's root if not
+        given), where the claim did not turn it on (a rendered change job,
+        which records ΔV from its own statement, design note 170) or for
+        another root; nothing for a view without a feed."""
+        root = root or str(self.view.root_node)
+        if self.fed and (root != self.view.root_node or not self.capturing):
+            feed.capture(self.conn, self.view.id, root)
+            self.captured.append(root)
 
 
 def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
@@ -140,9 +162,8 @@ def run(conn: Connection, job: queue.Job, row: Row, router: Router, limits: Limi
     c = compiled(row.query)
     r = Run(conn, job, row, c.plan, router, limits, base, view_spec(c, row))
     kind = JobKind(job.kind)
-    fed = row.captured  # the view has had a state: it has a feed, its capture on (the lock's)
-    if fed and r.plan.root.id != row.root_node:
-        feed.capture(conn, row.id, r.plan.root.id)  # a new plan: its root's new tables watched
+    if r.plan.root.id != row.root_node:
+        r.capture(r.plan.root.id)  # a new plan: its root's new tables watched
     built = kind is JobKind.BACKFILL
     if kind is not JobKind.BACKFILL and row.plan_fingerprint not in (None, r.plan.fingerprint):
         outcome, built = backfill(r), True  # the plan changed under the view: rebuilt, never maintained
@@ -156,11 +177,15 @@ def run(conn: Connection, job: queue.Job, row: Row, router: Router, limits: Limi
     if row.target_pod is not None:  # a CONSTRUCT view's graph into the resource it names
         derived.write_back(conn, row.id)
     grown = sum(r.moved)
-    recording = (r.upto, limits.retention) if fed else None
-    closed = views_repo.close(conn, job, row.id, r.upto if r.moved else int(row.watermark),
-                              grown, outcome, recording, built)
-    if recording is not None:
-        feed.recorded(conn, row.id, *recording, closed)
+    if r.closed:  # the rendered statement ended the job: ΔV after the feed's last delta
+        closed = r.closed[0]
+        assert closed.last is None or closed.last < r.upto, "a delta at or past the job's"
+    else:  # ΔV captured, if anything was (a rendered statement that did not run changed nothing)
+        recording = (r.upto, limits.retention) if r.capturing else None
+        closed = views_repo.close(conn, job, row.id, r.upto if r.moved else int(row.watermark),
+                                  grown, outcome, recording, built)
+        if recording is not None:
+            feed.recorded(conn, row.id, *recording, closed)
     if grown > 0:
         _within_limits(r, int(closed.state_rows))
     return outcome
@@ -192,6 +217,7 @@ def backfill(r: Run) -> Outcome:
                 f"(fingerprint {view.plan_fingerprint[:12]} → {plan.fingerprint[:12]})")
     elif view.status == "rebuilding":
         note = f"rebuilt at change {r.upto}: {view.status_note or 'its state was rebuilt'}"
+    r.capture()
     if view.plan_fingerprint is not None:  # the old results leave the feed, the new enter
         feed.forget(r.conn, view.id, view.root_node)
     krel.drop_all(r.conn, view.id)
@@ -272,6 +298,10 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
     the changes over ``before`` (the pods it read until now), then each pod
     moving; on Spark, every node evaluated over ``pods`` and replaced."""
     size = functools.cache(work)
+    # the batch's one rendered statement records ΔV and ends the job (design note 170)
+    ends = not moves and not verify and r.router.pick(size) != "spark" and unrendered(r) is None
+    if not ends:
+        r.capture()
     if not moves and not verify and (done := _delta_on_spark(r, before, size)) is not None:
         _moved(r, done[0])
         return "spark", done[1]  # the work: ΔG's triples
@@ -282,12 +312,14 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
         _moved(r, krel.size(r.conn, r.view.id) - int(r.view.state_rows))
         return "spark", size()
     if not moves and not verify and unrendered(r) is None:
-        grown, triples = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
-                                           r.view.watermark, r.upto, r.view.predicates,
-                                           r.limits.max_view_rows, r.view.staged,
-                                           r.view.graph_rows)
-        _moved(r, grown)
-        return "sql", triples  # the work: ΔG's triples
+        applied = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
+                                    r.view.watermark, r.upto, r.view.predicates,
+                                    r.limits.max_view_rows, r.view.staged, r.view.graph_rows,
+                                    _ending(r) if ends else None)
+        _moved(r, applied.grown)
+        if applied.closed is not None:
+            r.closed.append(applied.closed)
+        return "sql", applied.triples  # the work: ΔG's triples
     m, graph, changed = sql.catch_up(r.conn, r.view.id, r.plan, r.tables(), before,
                                      r.view.watermark, r.upto, r.view.predicates,
                                      r.limits.max_view_rows, r.base, r.spec)
@@ -302,6 +334,14 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
             raise Drift(f"view {r.view.id}: {len(set(got.items()) ^ set(want.items()))} "
                         "annotated mappings differ from scratch")
     return "sql", (size() if moves or verify else changed)  # the work: ΔG's triples
+
+
+def _ending(r: Run) -> rendered.Ending:
+    """The parameters of the job's end for the rendered statement that ends
+    it (``views_repo.close``'s), for a ΔG of the size given."""
+    recording = (r.upto, r.limits.retention) if r.fed else None
+    return lambda triples: views_repo.ending(r.job, r.view.id, r.upto, ("sql", triples),
+                                             recording)
 
 
 def _moved(r: Run, grown: int) -> None:

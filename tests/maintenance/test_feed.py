@@ -27,8 +27,9 @@ from server.api.views import changes
 from server.api.views.service import register_view
 from server.errors import Gone, NotReady
 from server.maintenance import verify
+from server.maintenance.router import Router
 from server.tools.oracle import canon, ox_quad, oxigraph_rows
-from storage import catalog, pods
+from storage import catalog, pods, views_repo
 from storage.feed import Retention, compact
 from tests.maintenance.test_kill import _settle, _until_working, _worker
 from tests.maintenance.test_pipeline import QUERIES, _vocab, drain
@@ -177,20 +178,26 @@ def _register(engine: sa.Engine, consumer: int) -> dict[str, int]:
         return {n: register_view(c, consumer, n, q) for n, q in QUERIES.items()}
 
 
-def test_a_subscriber_holds_the_view_from_scratch_at_every_seq(migrated: str) -> None:
+@pytest.mark.parametrize("render", [False, True], ids=["interpreter", "rendered"])
+def test_a_subscriber_holds_the_view_from_scratch_at_every_seq(migrated: str, render: bool
+                                                               ) -> None:
+    """Through the interpreter, ΔV is what the root tables' triggers
+    capture; rendered, each batch's statement records its root's delta and
+    ends its job itself (design note 170)."""
     engine = sa.create_engine(migrated)
     stream = Stream(engine, random.Random(18))
     for _ in range(4):
         stream.step()
     views = _register(engine, stream.consumer)
-    drain(engine)
+    router = Router(mode="sql", render=render)
+    drain(engine, router)
     followers = {n: Follower(engine, v) for n, v in views.items()}
     for f in followers.values():
         f.start()
     print(f"{OPS} operations (PODVIEWS_FEED_OPS)")
     for _ in range(OPS):
         seq = stream.step()
-        drain(engine)
+        drain(engine, router)
         for name, f in followers.items():
             for at, rows in f.follow():
                 assert at == seq, f"{name}: a delta at {at}, made by the operation at {seq}"
@@ -199,7 +206,9 @@ def test_a_subscriber_holds_the_view_from_scratch_at_every_seq(migrated: str) ->
     with engine.connect() as c:
         for v in views.values():
             assert catalog.view_results(c, v) == verify.scratch(c, v)
+        placed = [views_repo.view_row(c, v).placement for v in views.values()]
     assert sum(len(f.seqs) for f in followers.values()) >= OPS  # the feed was exercised
+    assert (placed.count(views_repo.RENDERED) >= 3) == render, placed
 
 
 def test_workers_killed_at_random_points_deliver_every_delta_once(migrated: str) -> None:

@@ -12,6 +12,7 @@ from rdflib import Literal, URIRef
 from server.api.consents.service import record_grant
 from server.api.views.service import register_view
 from server.maintenance import jobs, verify
+from server.maintenance.router import Router
 from storage import catalog, pods, queue
 
 EX = "http://ex/"
@@ -44,8 +45,8 @@ def setup(engine: sa.Engine) -> tuple[int, int]:
     return pod, consumer
 
 
-def drain(engine: sa.Engine) -> None:
-    while jobs.run_one(engine, "test"):
+def drain(engine: sa.Engine, router: Router | None = None) -> None:
+    while jobs.run_one(engine, "test", router):
         pass
     with engine.connect() as c:
         assert queue.depth(c) == 0

@@ -949,17 +949,26 @@ def schemas_needed(plan: P.Plan) -> dict[str, list[Schema]]:
     return {n.id: sorted(shape(n).schemas, key=sorted) for n in plan.nodes if plan.stored(n)}
 
 
-def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
-           ) -> str | None:
+# A job's end written into the statement that did its work (design note 170):
+# given ΔV as a query of rows (binding, k), the state's growth as an SQL
+# expression and the gate its changes need (``AND …``), the CTEs that end the
+# job and the columns they add to the statement's row
+# (``storage.views_repo.closing``)
+Closing = Callable[[str, str, str], tuple[str, str]]
+
+
+def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known,
+           close: Closing | None = None) -> str | None:
     """The one statement that maintains the view for the staged ΔG (None:
     the batch changes no node): its result is one row, (rows added to the
     state − rows removed, the largest change of a stored node, the counts
     whose terms the dictionary lacks: when there are, the statement changed
-    nothing)."""
+    nothing); with ``close``, the statement ends the job too, ΔV being the
+    rows its root's tables take, and the row has ``close``'s columns."""
     r = Renderer(plan, tables, pods, known)
     ctes, stored = _program(r)
     return _applied(r, [f"{c} AS {'MATERIALIZED ' if c in r.once else ''}({b})" for c, b in ctes],
-                    stored) if stored else None
+                    stored, close) if stored else None
 
 
 @dataclass(frozen=True)
@@ -1031,11 +1040,12 @@ def _program(r: Renderer) -> tuple[list[tuple[str, str]], Stored]:
     return ctes, stored
 
 
-def _applied(r: Renderer, ctes: list[str], stored: Stored) -> str:
+def _applied(r: Renderer, ctes: list[str], stored: Stored, close: Closing | None = None) -> str:
     """``ctes`` followed by the data-modifying CTEs adding each stored
-    node's ΔQ to its tables, and the statement's one row."""
+    node's ΔQ to its tables, and the statement's one row (with ``close``,
+    the CTEs ending the job and its columns)."""
     ctes = list(ctes)
-    grown, sizes = [], []
+    grown, sizes, changes = [], [], []
     gate, missing = "", "CAST(ARRAY[] AS text[])"
     if r.numbers:  # a number the dictionary lacks: nothing changes, its term is named
         ctes.append(f"{MISSING} AS (SELECT DISTINCT dt, lex FROM (" + " UNION ALL ".join(
@@ -1053,8 +1063,35 @@ def _applied(r: Renderer, ctes: list[str], stored: Stored) -> str:
             ctes += sql
             grown += [f"(SELECT count(*) FROM {ins} WHERE inserted)",
                       f"- (SELECT count(*) FROM {gone})"]
-    return (f"WITH {', '.join(ctes)} SELECT (0 {' + '.join([''] + grown)})::bigint AS grown, "
-            f"greatest(0, {', '.join(sizes)}) AS largest, {missing} AS missing")
+            if n is r.plan.root:
+                changes.append(_bindings(name, schema, shape(n).vars, r.column))
+    row = (f"(0 {' + '.join([''] + grown)})::bigint AS grown, "
+           f"greatest(0, {', '.join(sizes)}) AS largest, {missing} AS missing")
+    if close is not None:
+        ended, columns = close(" UNION ALL ".join(changes) or _NO_CHANGE,
+                               f"(0 {' + '.join([''] + grown)})", gate)
+        ctes.append(ended)
+        row = f"{row}, {columns}"
+    return f"WITH {', '.join(ctes)} SELECT {row}"
+
+
+_NO_CHANGE = "SELECT CAST(NULL AS jsonb) AS binding, CAST(0 AS bigint) AS k WHERE false"
+
+
+def _bindings(delta: str, schema: Schema, all_vars: frozenset[str], column: dict[str, str]
+              ) -> str:
+    """The rows of a root's delta its table of ``schema`` takes (``_apply``'s),
+    as (binding, k): the binding {variable: term id}, as the change feed
+    stores it (``storage.feed``)."""
+    pairs = ", ".join(f"'{v.replace(chr(39), chr(39) * 2)}', d.{column[v]}" for v in sorted(schema))
+    return (f"SELECT jsonb_build_object({pairs}) AS binding, d.k FROM {delta} AS d "
+            f"WHERE {' AND '.join(_schema_of(schema, all_vars, column)) or 'TRUE'}")
+
+
+def _schema_of(schema: Schema, all_vars: frozenset[str], column: dict[str, str]) -> list[str]:
+    """The conditions on a delta's row ``d`` that it is a mapping of ``schema``."""
+    return [f"d.{column[v]} IS NOT NULL" for v in sorted(schema)] + \
+        [f"d.{column[v]} IS NULL" for v in sorted(all_vars - schema)]
 
 
 def constants(plan: P.Plan) -> set[Identifier]:
@@ -1109,8 +1146,7 @@ def _apply(delta: str, tag: str, table: str, variables: list[str], schema: Schem
     (``MISSING`` empty)."""
     keys = key_columns(variables)
     src = [column[v] for v in variables] or ["TRUE"]
-    match = [f"d.{column[v]} IS NOT NULL" for v in variables] + \
-        [f"d.{column[v]} IS NULL" for v in sorted(all_vars - schema)]
+    match = _schema_of(schema, all_vars, column)
     on = " AND ".join([f"t.{c} = d.{s}" for c, s in zip(column_names(variables), src)]
                       or ["t.unit"])
     gone, ins = f"g{tag}", f"i{tag}"

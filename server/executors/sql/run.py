@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from rdflib.term import Identifier, Literal, URIRef
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Row, text
 
 from server.executors.sql import render as R
-from storage import changes, driver, krel, terms
+from storage import changes, driver, feed, krel, terms, views_repo
 from storage.codec import Codec
 from views.errors import ViewTooLarge
 from views.plan import Plan, Scan
@@ -82,12 +85,28 @@ def prepare(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Node
                 have[schema] = krel.create(conn, view, node, schema)
 
 
+# The parameters of the CTEs that end a job (``views_repo.closing``) for a
+# ΔG of the size given: a job whose rendered statement ends it (note 170)
+Ending = Callable[[int], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Maintained:
+    """A batch applied by the rendered statement: the change in stored rows,
+    ΔG's size, and, when the statement ended the job, its closing row
+    (``views_repo.close``'s)."""
+
+    grown: int
+    triples: int
+    closed: Row | None = None
+
+
 def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
              pods: list[int], after: int, upto: int, predicates: list[int] | None,
              max_rows: int | None = None, counted: list[list[int]] | None = None,
-             graph_rows: float | None = None) -> tuple[int, int]:
+             graph_rows: float | None = None, ending: Ending | None = None) -> Maintained:
     """Apply the changes of ``pods`` in (after, upto] to the view's state by
-    the rendered statement: the change in stored rows, and ΔG's size.
+    the rendered statement.
     Statements: ΔG staged, unless the claim staged it (``counted``: its
     counts, as ``views_repo.claim_and_lock`` gives them), the plan's
     constants looked up (only those not met before on this connection),
@@ -97,48 +116,61 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     counts and sums) the dictionary lacked, which it names having changed
     nothing. Its keys are probed where ΔG is under ``PROBED_BELOW`` of
     ``graph_rows`` (the graph's triples, as the claim read them from the
-    statistics; None or -1, none yet: joins)."""
+    statistics; None or -1, none yet: joins). With ``ending``, the
+    statement also ends the job, ΔV recorded from its root's delta
+    (``views_repo.closing``, design note 170); a batch with no statement
+    leaves the job to be closed as usual."""
     batch = staged_batch(conn, view, plan, tables, pods, after, upto, predicates, counted)
     if batch is None:
-        return 0, 0
+        return Maintained(0, 0)
     known, size = batch
     if graph_rows is not None and size < PROBED_BELOW * graph_rows:
         known = dataclasses.replace(known, probe=True)
-    sql = rendering(plan, tables, len(pods), known)
-    grown = 0
+    sql = rendering(plan, tables, len(pods), known, ending is not None)
+    found = None
     if sql is not None:
+        params = {} if ending is None else ending(size)
         analyze(conn, size)
-        grown, largest, missing = execute(conn, sql, pods, size)
-        if missing:  # numbers new to the dictionary: added, and the statement run again
+        found = execute(conn, sql, pods, size, params)
+        if found.missing:  # numbers new to the dictionary: added, and the statement run again
             terms.intern(conn, [Literal(lexical, datatype=URIRef(datatype)) for datatype, lexical
-                                in (m.split(" ", 1) for m in missing)])  # as number_id finds them
-            grown, largest, missing = execute(conn, sql, pods, size)
-            assert not missing, f"numbers still missing from the dictionary: {missing}"
-        within(largest, max_rows)
+                                in (m.split(" ", 1) for m in found.missing)])  # as number_id finds them
+            found = execute(conn, sql, pods, size, params)
+            assert not found.missing, f"numbers still missing from the dictionary: {found.missing}"
+        within(found.largest, max_rows)
     if size > PREPARED_UPTO:  # a large ΔG's pages are not kept under the small batches' plans
         conn.execute(text(f"TRUNCATE {R.DG}"))
-    return int(grown), size
+    if found is None:
+        return Maintained(0, size)
+    return Maintained(int(found.grown), size, found if ending is not None else None)
 
 
-def rendering(plan: Plan, tables: dict[str, krel.NodeTables], pods: int, known: R.Known
-              ) -> str | None:
+def rendering(plan: Plan, tables: dict[str, krel.NodeTables], pods: int, known: R.Known,
+              ends: bool = False) -> str | None:
     """``R.render``'s statement, remembered: a view's small batches render
     the same few texts again and again (rendering was a tenth of such a
-    batch's Python, note 142)."""
+    batch's Python, note 142). ``ends``: the statement ends the job too."""
     key = frozenset((node, schema, name, tuple(variables))
                     for node, by in tables.items() for schema, (name, variables) in by.items())
     return _rendered(plan, key, pods, frozenset(known.ids.items()), known.inserted,
-                     known.deleted, known.probe)
+                     known.deleted, known.probe, ends)
 
 
 @functools.lru_cache(maxsize=1024)
 def _rendered(plan: Plan, tables: frozenset[tuple[str, krel.Schema, str, tuple[str, ...]]],
               pods: int, ids: frozenset[tuple[Identifier, int]], inserted: frozenset[int] | None,
-              deleted: frozenset[int] | None, probe: bool) -> str | None:
+              deleted: frozenset[int] | None, probe: bool, ends: bool) -> str | None:
     by_node: dict[str, krel.NodeTables] = {}
     for node, schema, name, variables in tables:
         by_node.setdefault(node, {})[schema] = (name, list(variables))
-    return R.render(plan, by_node, pods, R.Known(dict(ids), inserted, deleted, probe))
+    return R.render(plan, by_node, pods, R.Known(dict(ids), inserted, deleted, probe),
+                    _closing if ends else None)
+
+
+def _closing(changes: str, grown: str, gate: str) -> tuple[str, str]:
+    """``R.Closing`` for the change feed: ΔV the root delta's rows, consumed
+    as ``storage.feed`` consumes captured ones."""
+    return views_repo.closing(feed.from_rows(changes, gate), grown, gate)
 
 
 def within(largest: int, max_rows: int | None) -> None:
@@ -169,20 +201,19 @@ def staged_batch(conn: Connection, view: int, plan: Plan, tables: dict[str, krel
     return known, sum(staged.values())
 
 
-def execute(conn: Connection, sql: str, pods: list[int], size: int
-            ) -> tuple[int, int, list[str]]:
-    """The rendered statement's row for a ΔG of ``size`` triples. A small
-    batch's statement runs prepared, its text with the pods inlined (no
-    parameter: Postgres plans it once for the session; note 127): psycopg
+def execute(conn: Connection, sql: str, pods: list[int], size: int,
+            params: Mapping[str, Any]) -> Row:
+    """The rendered statement's row for a ΔG of ``size`` triples, run with
+    ``params`` (a job's end's, if it ends it). A small batch's statement
+    runs prepared, its text with the pods inlined (Postgres plans it once
+    for the session, generic in its other parameters; note 127): psycopg
     prepares it at its first run and keeps the session's most recent
     (``storage.driver``). A large batch's is planned for its ΔG (analyzed
     first: ``analyze``)."""
     if size > PREPARED_UPTO:
-        grown, largest, missing = driver.one(conn, sql, {"pods": pods}, prepare=False)
-        return grown, largest, missing
+        return driver.one(conn, sql, {**params, "pods": pods}, prepare=False)
     sql = sql.replace(R.PODS, f"CAST('{{{','.join(str(int(p)) for p in pods)}}}' AS bigint[])")
-    grown, largest, missing = driver.one(conn, sql)
-    return grown, largest, missing
+    return driver.one(conn, sql, params)
 
 
 def analyze(conn: Connection, size: int) -> None:
