@@ -14,6 +14,7 @@ import random
 import signal
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pyoxigraph as ox
@@ -53,6 +54,7 @@ class Follower:
     engine: sa.Engine
     view: int
     budget: int = 7  # small pages: deltas are cut and resumed with skip
+    key: Callable[[dict[str, Identifier]], Row] = _row  # a binding as it is counted
     rows: Counter[Row] = field(default_factory=Counter)
     seqs: list[int] = field(default_factory=list)
     at: int = 0
@@ -60,7 +62,7 @@ class Follower:
     def start(self) -> None:
         page = changes.read(self.engine, ADMIN, self.view, None, 0, self.budget)
         assert page.snapshot is not None and page.at is not None
-        self.rows = Counter(_row(b) for b in page.snapshot)
+        self.rows = Counter(self.key(b) for b in page.snapshot)
         self.at = page.at
 
     def follow(self) -> list[tuple[int, Counter[Row]]]:
@@ -74,8 +76,8 @@ class Follower:
                 if ch.skip == 0:
                     assert not self.seqs or ch.seq > self.seqs[-1], "out of order or twice"
                     self.seqs.append(ch.seq)
-                self.rows.update(_row(b) for b in ch.added)
-                self.rows.subtract(_row(b) for b in ch.removed)
+                self.rows.update(self.key(b) for b in ch.added)
+                self.rows.subtract(self.key(b) for b in ch.removed)
                 assert all(n >= 0 for n in self.rows.values()), f"removed absent rows at {ch.seq}"
                 self.rows = +self.rows
                 if ch.complete:

@@ -2,7 +2,10 @@
 view registered by a consumer, its batches written to a pod (two resources,
 so the pod's default graph counts support), its jobs run by workers on the
 SQL executor, its state in Postgres, and the results a reader gets compared
-after every batch with pyoxigraph from scratch (the Spark executor's cases
+after every batch with pyoxigraph from scratch — and with the view's change
+feed, followed from its first snapshot (each job's ΔV, whether the root's
+triggers captured it or the rendered statement recorded it, design note
+170) (the Spark executor's cases
 are in tests/executors/test_spark.py, beside the other Spark tests: one
 Spark session warms up once).
 
@@ -13,12 +16,15 @@ tests/engine/test_fuzz_terms.py)."""
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
 import sqlalchemy as sa
 from hypothesis import given
+from rdflib.term import Identifier
 
 from server.api.consents.service import record_grant
 from server.api.views.service import register_view
+from server.errors import Conflict
 from server.maintenance import jobs
 from server.maintenance.router import Router
 from storage import catalog, pods
@@ -26,6 +32,7 @@ from tests.engine.fuzz_paths import PathCase, check_path_case, path_cases
 from tests.engine.fuzz_terms import PREFIXES, Case, Changes, cases, check_case
 from tests.engine.test_fuzz_paths import EXAMPLES as PATH_EXAMPLES
 from tests.engine.test_fuzz_terms import EXAMPLES, fuzz_settings
+from tests.maintenance.test_feed import Follower
 from views.kset import KSet
 
 _IDS = itertools.count()
@@ -46,6 +53,11 @@ class InPipeline:
             self.view = register_view(c, consumer, "fuzz", PREFIXES + case.query)
         self.held: list[set[tuple]] = [set(), set()]  # two resources of the pod
         self._drain()
+        self.feed: Follower | None = Follower(engine, self.view, budget=1_000, key=_exact)
+        try:
+            self.feed.start()
+        except Conflict:  # ASK, LIMIT/OFFSET: no changes to follow
+            self.feed = None
 
     def __call__(self, changes: Changes) -> KSet:
         touched = set()
@@ -59,7 +71,13 @@ class InPipeline:
                 pods.put_resource(c, self.pod, f"r{r}", self.held[r])
         self._drain()
         with self.engine.connect() as c:
-            return catalog.view_results(c, self.view)
+            got = catalog.view_results(c, self.view)
+        if self.feed is None:
+            return got
+        self.feed.follow()
+        assert self.feed.rows == Counter({_exact(dict(m)): k for m, k in got.items()}), \
+            "the view's feed, followed, differs from its results"
+        return got
 
     def _drain(self) -> None:
         while jobs.run_one(self.engine, "fuzz", self.router):
@@ -68,6 +86,12 @@ class InPipeline:
             failed = c.execute(sa.text("SELECT last_error FROM jobs WHERE view_id = :v "
                                        "AND status <> 'done'"), {"v": self.view}).all()
         assert failed == [], failed
+
+
+def _exact(b: dict[str, Identifier]) -> tuple:
+    """A binding as the feed and the results give it (the same terms,
+    blank nodes included)."""
+    return tuple(sorted(b.items()))
 
 
 SQL = Router(mode="sql", render=True)  # plans that render run as SQL, the others interpreted
