@@ -7,9 +7,12 @@ seq.
 ΔV is captured where it happens, not where it is computed: a view's root
 K-relation tables carry statement triggers (``krel.watch``) that add every
 row change to the job's capture table while capture is on, whichever
-executor made the change (the SQL executor's upserts, Spark's merge, a
+executor made the change (the interpreter's writes, Spark's merge, a
 rebuild's drop and refill). ``record`` nets the captured changes per binding
-and stores the non-zero ones.
+and stores the non-zero ones. The one exception is the SQL executor's
+rendered statement, which writes the root's delta itself: it records those
+rows as ΔV and ends its job in the same statement, with the capture off
+(``from_rows``, design note 170).
 
 A view's feed starts where its first state was built (``views.feed_floor``);
 older positions are compacted away by age and count (``Retention``), and by a
