@@ -1065,11 +1065,11 @@ def _applied(r: Renderer, ctes: list[str], stored: Stored, close: Closing | None
                       f"- (SELECT count(*) FROM {gone})"]
             if n is r.plan.root:
                 changes.append(_bindings(name, schema, shape(n).vars, r.column))
-    row = (f"(0 {' + '.join([''] + grown)})::bigint AS grown, "
+    growth = f"(0 {' + '.join([''] + grown)})"
+    row = (f"{growth}::bigint AS grown, "
            f"greatest(0, {', '.join(sizes)}) AS largest, {missing} AS missing")
     if close is not None:
-        ended, columns = close(" UNION ALL ".join(changes) or _NO_CHANGE,
-                               f"(0 {' + '.join([''] + grown)})", gate)
+        ended, columns = close(" UNION ALL ".join(changes) or _NO_CHANGE, growth, gate)
         ctes.append(ended)
         row = f"{row}, {columns}"
     return f"WITH {', '.join(ctes)} SELECT {row}"
