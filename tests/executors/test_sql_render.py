@@ -12,6 +12,7 @@ import random
 import re
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from server.maintenance import jobs, verify
 from server.maintenance.router import Router
 from server.tools.oracle import our_rows, ox_quad, oxigraph_rows
 from storage import catalog, driver, pods, queue, views_repo
+from tests.maintenance.test_feed import Follower
 from tests.maintenance.test_pipeline import setup
 from tests.plans import plan_nodes
 from views.compile import compile_query
@@ -384,13 +386,20 @@ def test_a_count_new_to_the_dictionary_is_added_and_the_batch_applied(migrated: 
     """A rendered GROUP BY looks up its counts' terms in the dictionary; a
     count no write has made a term yet makes the statement change nothing
     and name it, and the batch is applied once it is added: the results
-    hold the count, as the evaluation from scratch does."""
+    hold the count, as the evaluation from scratch does. The statement
+    ends its job too (note 170): the first run ended nothing, so the feed
+    holds the batch's ΔV once, and a subscriber following it holds the
+    results."""
     engine = sa.create_engine(migrated)
     pod, consumer = setup(engine)
     with engine.begin() as c:
         view = register_view(c, consumer, "count-all", RENDERED["count-all"])
         counted = register_view(c, consumer, "count-group", RENDERED["count-group"])
     drain(engine)
+    followers = {v: Follower(engine, v, key=lambda b: tuple(sorted(b.items())))
+                 for v in (view, counted)}
+    for f in followers.values():
+        f.start()
     q, p = URIRef(EX + "q"), URIRef(EX + "p")
     thirty_seven = [(URIRef(EX + f"s{i}"), q, URIRef(EX + "o")) for i in range(37)]
     nineteen = [(URIRef(EX + "x"), p, URIRef(EX + f"o{i}")) for i in range(19)]
@@ -411,6 +420,9 @@ def test_a_count_new_to_the_dictionary_is_added_and_the_batch_applied(migrated: 
             got = catalog.view_results(c, v)
             assert got == verify.scratch(c, v)
             assert any(Literal(n) in dict(m).values() for m in got), got
+            f = followers[v]
+            assert len(f.follow()) == 1  # one delta: the batch's
+            assert f.rows == Counter({f.key(dict(m)): k for m, k in got.items()})
     assert describe(engine, Principal("admin"), view).placement == \
         "sql: one rendered statement per batch"
     engine.dispose()
