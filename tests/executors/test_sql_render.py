@@ -34,7 +34,7 @@ from storage import catalog, driver, pods, queue, views_repo
 from tests.maintenance.test_feed import Follower
 from tests.maintenance.test_pipeline import setup
 from tests.plans import plan_nodes
-from views.compile import compile_query
+from views.compile import compile_query, compiled
 
 EX = "http://ex/"
 BATCHES = int(os.environ.get("PODVIEWS_SQL_RENDER_BATCHES", "12"))
@@ -266,8 +266,9 @@ def test_small_batches_reuse_statements_prepared_on_the_connection(
     drain(engine)
     a, b, p, q = (URIRef(EX + n) for n in "abpq")
     for i in range(9):
-        if i == 8:  # a batch larger than PREPARED_UPTO: its statement is planned for it
+        if i == 8:  # a batch larger than prepared_upto: its statement is planned for it
             monkeypatch.setattr(rendered, "PREPARED_UPTO", 2)
+            monkeypatch.setattr(rendered, "CHEAP_PREPARED_UPTO", 2)
         with engine.begin() as c:  # the same kind of batch again and again: the same statements
             pods.put_resource(c, pod, "r", {(a, p, b), (b, q, Literal(i)), (a, p, Literal(i))})
         drain(engine)
@@ -282,6 +283,7 @@ def test_small_batches_reuse_statements_prepared_on_the_connection(
     assert len(plans) <= 6, plans
     engine.dispose()
     monkeypatch.setattr(rendered, "PREPARED_UPTO", 1000)
+    monkeypatch.setattr(rendered, "CHEAP_PREPARED_UPTO", 300)
     monkeypatch.setattr(driver, "KEPT", 3)
     engine = sa.create_engine(migrated, pool_size=1, max_overflow=0)  # a new session
     for i in range(3):  # batches of new kinds: new statements
@@ -800,7 +802,8 @@ def test_a_large_batch_reads_each_delta_once_not_once_per_row(
     candidate, a join Postgres estimated at one row) made a batch of 1,000
     changes cost a million row visits (design note 156). Each statement is
     explained before it runs (``EXPLAIN ANALYZE`` in a savepoint), over a
-    batch on the prepared path (ΔG ≤ ``PREPARED_UPTO``) and one above it;
+    batch on the prepared path (ΔG ≤ ``prepared_upto``: these views are cheap
+    to plan, ``CHEAP_PREPARED_UPTO``) and one above it;
     each is the first of its size the session sees, so ΔG's table has been
     analyzed for it (``run.analyze``): the plans are made for its size."""
     engine = sa.create_engine(migrated)
@@ -822,13 +825,15 @@ def test_a_large_batch_reads_each_delta_once_not_once_per_row(
     seen: list[tuple[str, str, int]] = []  # (batch, CTE, loops)
     explain_rendered(monkeypatch, lambda sql, plan: seen.extend(
         (batch, cte, loops) for cte, loops in _cte_scan_loops(plan)))
-    for batch, n in (("prepared", 180), ("large", 420)):
+    assert all(rendered.prepared_upto(compiled(q).plan) == rendered.CHEAP_PREPARED_UPTO
+               for q in queries.values())
+    for batch, n in (("prepared", 60), ("large", 420)):
         with engine.begin() as c:
             pods.put_resource(c, pod, "base", triples(400, "b") - triples(n, "b")
                               | triples(n, batch))
             size = int(c.execute(sa.text("SELECT count(*) FROM change_triples WHERE seq = "
                                          "(SELECT max(seq) FROM changes)")).scalar_one())
-        assert (size > rendered.PREPARED_UPTO) == (batch == "large"), size
+        assert (size > rendered.CHEAP_PREPARED_UPTO) == (batch == "large"), size
         drain(engine)
         with engine.connect() as c:
             for name, v in views.items():

@@ -25,6 +25,11 @@ SQL = "sql"
 # once per connection, not per batch (planning was most of a selective view's
 # statement, note 127); larger batches are planned for their own ΔG
 PREPARED_UPTO = 1_000
+# ... or this many, for a plan cheap to plan (at most CHEAP_SCANS triple scans,
+# ``scans``): planning it costs ~1 ms, and a plan made for a batch of a few
+# hundred triples runs faster than the session's generic one (note 172)
+CHEAP_PREPARED_UPTO = 300
+CHEAP_SCANS = 16
 # ΔG's table is analyzed before a statement is planned for a batch of at least
 # this many triples, twice as many as when the session last analyzed it, or
 # more than PREPARED_UPTO: without its statistics Postgres takes each node's
@@ -128,21 +133,28 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
         known = dataclasses.replace(known, probe=True)
     sql = rendering(plan, tables, len(pods), known, ending is not None)
     found = None
+    large = size > prepared_upto(plan)
     if sql is not None:
         params = {} if ending is None else ending(size)
-        analyze(conn, size)
-        found = execute(conn, sql, pods, size, params)
+        analyze(conn, size, large)
+        found = execute(conn, sql, pods, large, params)
         if found.missing:  # numbers new to the dictionary: added, and the statement run again
             terms.intern(conn, [Literal(lexical, datatype=URIRef(datatype)) for datatype, lexical
                                 in (m.split(" ", 1) for m in found.missing)])  # as number_id finds them
-            found = execute(conn, sql, pods, size, params)
+            found = execute(conn, sql, pods, large, params)
             assert not found.missing, f"numbers still missing from the dictionary: {found.missing}"
         within(found.largest, max_rows)
-    if size > PREPARED_UPTO:  # a large ΔG's pages are not kept under the small batches' plans
+    if large:  # a large ΔG's pages are not kept under the small batches' plans
         conn.execute(text(f"TRUNCATE {R.DG}"))
     if found is None:
         return Maintained(0, size)
     return Maintained(int(found.grown), size, found if ending is not None else None)
+
+
+def prepared_upto(plan: Plan) -> int:
+    """The largest ΔG whose batch runs the plan's statement prepared (the
+    session's plan); a larger one is planned for its own ΔG."""
+    return CHEAP_PREPARED_UPTO if scans(plan) <= CHEAP_SCANS else PREPARED_UPTO
 
 
 def rendering(plan: Plan, tables: dict[str, krel.NodeTables], pods: int, known: R.Known,
@@ -201,22 +213,22 @@ def staged_batch(conn: Connection, view: int, plan: Plan, tables: dict[str, krel
     return known, sum(staged.values())
 
 
-def execute(conn: Connection, sql: str, pods: list[int], size: int,
+def execute(conn: Connection, sql: str, pods: list[int], large: bool,
             params: Mapping[str, Any]) -> Row:
-    """The rendered statement's row for a ΔG of ``size`` triples, run with
-    ``params`` (a job's end's, if it ends it). A small batch's statement
+    """The rendered statement's row, run with ``params`` (a job's end's, if
+    it ends it). A small batch's statement
     runs prepared, its text with the pods inlined (Postgres plans it once
     for the session, generic in its other parameters; note 127): psycopg
     prepares it at its first run and keeps the session's most recent
-    (``storage.driver``). A large batch's is planned for its ΔG (analyzed
-    first: ``analyze``)."""
-    if size > PREPARED_UPTO:
+    (``storage.driver``). A ``large`` batch's (``prepared_upto``) is
+    planned for its ΔG (analyzed first: ``analyze``)."""
+    if large:
         return driver.one(conn, sql, {**params, "pods": pods}, prepare=False)
     sql = sql.replace(R.PODS, f"CAST('{{{','.join(str(int(p)) for p in pods)}}}' AS bigint[])")
     return driver.one(conn, sql, params)
 
 
-def analyze(conn: Connection, size: int) -> None:
+def analyze(conn: Connection, size: int, large: bool) -> None:
     """ΔG's table (``size`` triples staged) analyzed where the plans made
     from its last statistics would take its deltas for much smaller than
     they are (``ANALYZED_FROM``). An ANALYZE makes the session plan its
@@ -226,7 +238,7 @@ def analyze(conn: Connection, size: int) -> None:
     ANALYZE loses the statistics but not the mark, and the session's plans
     go without them until the next doubling (a cost, never a wrong result)."""
     last = conn.info.get(_ANALYZED, 0)
-    if size > PREPARED_UPTO or size >= max(ANALYZED_FROM, 2 * last):
+    if large or size >= max(ANALYZED_FROM, 2 * last):
         conn.execute(text(f"ANALYZE {R.DG}"))
         conn.info[_ANALYZED] = max(size, last)
 
