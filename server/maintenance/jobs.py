@@ -298,8 +298,9 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
     the changes over ``before`` (the pods it read until now), then each pod
     moving; on Spark, every node evaluated over ``pods`` and replaced."""
     size = functools.cache(work)
-    # the batch's one rendered statement records ΔV and ends the job (design note 170)
-    ends = not moves and not verify and r.router.pick(size) != "spark" and unrendered(r) is None
+    renders = not moves and not verify and unrendered(r) is None  # one statement on SQL
+    # ... which records ΔV and ends the job where the job stays on SQL (design note 170)
+    ends = renders and r.fed and r.router.pick(size) != "spark"
     if not ends:
         r.capture()
     if not moves and not verify and (done := _delta_on_spark(r, before, size)) is not None:
@@ -311,7 +312,7 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
             raise Drift(f"view {r.view.id}: {changed} stored rows differ from scratch")
         _moved(r, krel.size(r.conn, r.view.id) - int(r.view.state_rows))
         return "spark", size()
-    if not moves and not verify and unrendered(r) is None:
+    if renders:
         applied = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
                                     r.view.watermark, r.upto, r.view.predicates,
                                     r.limits.max_view_rows, r.view.staged, r.view.graph_rows,
@@ -339,9 +340,8 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
 def _ending(r: Run) -> rendered.Ending:
     """The parameters of the job's end for the rendered statement that ends
     it (``views_repo.close``'s), for a ΔG of the size given."""
-    recording = (r.upto, r.limits.retention) if r.fed else None
     return lambda triples: views_repo.ending(r.job, r.view.id, r.upto, ("sql", triples),
-                                             recording)
+                                             (r.upto, r.limits.retention))
 
 
 def _moved(r: Run, grown: int) -> None:

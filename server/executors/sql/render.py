@@ -1083,7 +1083,7 @@ def _bindings(delta: str, schema: Schema, all_vars: frozenset[str], column: dict
     """The rows of a root's delta its table of ``schema`` takes (``_apply``'s),
     as (binding, k): the binding {variable: term id}, as the change feed
     stores it (``storage.feed``)."""
-    pairs = ", ".join(f"'{v.replace(chr(39), chr(39) * 2)}', d.{column[v]}" for v in sorted(schema))
+    pairs = ", ".join("'{}', d.{}".format(v.replace("'", "''"), column[v]) for v in sorted(schema))
     return (f"SELECT jsonb_build_object({pairs}) AS binding, d.k FROM {delta} AS d "
             f"WHERE {' AND '.join(_schema_of(schema, all_vars, column)) or 'TRUE'}")
 
