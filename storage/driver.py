@@ -7,7 +7,10 @@ the job's end, in the job's transaction like every other statement.
   sixth) and planned once; psycopg deallocates what it prepared itself
   when a rollback or a DROP would invalidate it, and knows it did.
 - None pays SQLAlchemy's per-statement set-up (the execution context, the
-  result's metadata: ~60 µs each, a tenth of a small batch's job).
+  result's metadata: ~60 µs each, a tenth of a small batch's job), nor
+  psycopg's: each is compiled once to Postgres's own ``$n`` parameters and
+  sent as it is by a raw cursor (psycopg parses a ``%s`` statement over
+  4 KB, a rendered one, at every run: design note 174).
 - SQLAlchemy's cursor events are dispatched for them as for its own
   statements: what listens to them (``podviews bench batch``) sees them.
 - Their errors are SQLAlchemy's, as its own statements' are (a deadlock an
@@ -34,18 +37,20 @@ from sqlalchemy.exc import DBAPIError
 from storage import db
 
 log = logging.getLogger("podviews.driver")
-_DIALECT = PGDialect_psycopg()
+_DIALECT = PGDialect_psycopg(paramstyle="numeric_dollar")
 _TUPLES = psycopg.pq.ExecStatus.TUPLES_OK
 # a cursor per session, made once: a cursor's set-up was a tenth of the driver's time
-_cursors: weakref.WeakKeyDictionary[psycopg.Connection[Any], psycopg.Cursor[Any]] = \
+_cursors: weakref.WeakKeyDictionary[psycopg.Connection[Any], psycopg.RawCursor[Any]] = \
     weakref.WeakKeyDictionary()
 KEPT = 256  # statements psycopg keeps prepared on a session (its default: 100); the oldest go first
 
 
 @functools.lru_cache(maxsize=1024)
-def _native(sql: str) -> str:
-    """``sql`` in psycopg's parameter style (``%(name)s``, ``%`` doubled)."""
-    return str(text(sql).compile(dialect=_DIALECT))
+def _native(sql: str) -> tuple[str, tuple[str, ...]]:
+    """``sql`` with Postgres's own parameters (``$1``, one per name), and
+    the names in their order."""
+    compiled = text(sql).compile(dialect=_DIALECT)
+    return str(compiled), tuple(compiled.positiontup or ())
 
 
 def rows(conn: Connection, sql: str, params: Mapping[str, Any] | None = None,
@@ -59,10 +64,12 @@ def rows(conn: Connection, sql: str, params: Mapping[str, Any] | None = None,
     assert raw is not None, "the connection is closed"
     if raw.prepared_max != KEPT:
         raw.prepared_max = KEPT
-    statement, values = _native(sql), dict(params or {})
+    statement, names = _native(sql)
+    given = params or {}
+    values = [given[name] for name in names]
     cursor = _cursors.get(raw)
     if cursor is None or cursor.closed:
-        cursor = _cursors[raw] = raw.cursor(row_factory=namedtuple_row)
+        cursor = _cursors[raw] = psycopg.RawCursor(raw, row_factory=namedtuple_row)
     events = conn.dispatch
     for before in events.before_cursor_execute:
         before(conn, cursor, statement, values, None, False)
