@@ -21,11 +21,26 @@ def unnest(columns: Sequence[str], alias: str = "x", prefix: str = "",
     return f"unnest({casts}) AS {alias}({', '.join(columns)})"
 
 
-def columns(rows: Iterable[Sequence], names: Sequence[str], prefix: str = "") -> dict[str, list]:
-    """The parameters of ``unnest(names, …, prefix)``: one list per column.
+def columns(rows: Iterable[Sequence], names: Sequence[str], prefix: str = "") -> dict[str, str]:
+    """The parameters of ``unnest(names, …, prefix)``: one array literal per
+    column, of integers (term ids, counts) or booleans, None as NULL.
+    Postgres reads a literal in C; psycopg dumps a list element by element
+    in Python (4 ms of a 500-triple PATCH's write, design note 174).
 
-    >>> columns([(1, 2), (3, 4)], ["s", "p"], "d")
-    {'ds': [1, 3], 'dp': [2, 4]}
+    >>> columns([(1, 2), (3, None)], ["s", "p"], "d")
+    {'ds': '{1,3}', 'dp': '{2,NULL}'}
     """
     rows = list(rows)
-    return {prefix + c: [r[i] for r in rows] for i, c in enumerate(names)}
+    return {prefix + c: literal([r[i] for r in rows]) for i, c in enumerate(names)}
+
+
+def literal(values: Sequence[int | bool | None]) -> str:
+    """An array literal of integers or booleans (None: NULL) for ``CAST(… AS
+    <type>[])``.
+
+    >>> literal([1, None, True])
+    '{1,NULL,True}'
+    """
+    if None in values:
+        return "{" + ",".join("NULL" if v is None else str(v) for v in values) + "}"
+    return "{" + ",".join(map(str, values)) + "}"

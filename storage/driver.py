@@ -1,7 +1,8 @@
-"""A job's own statements sent on the psycopg connection under its
-SQLAlchemy ``Connection`` (design note 142): the claim, the view's lock,
+"""Statements sent on the psycopg connection under a SQLAlchemy
+``Connection`` (design note 142): a job's own — the claim, the view's lock,
 ΔG's staging, the rendered statement, the watermark, the feed's record and
-the job's end, in the job's transaction like every other statement.
+the job's end — and the term dictionary's lookups (``storage.terms``), in
+the caller's transaction like every other statement.
 
 - Each is prepared by psycopg on the session at its first run (not its
   sixth) and planned once; psycopg deallocates what it prepared itself

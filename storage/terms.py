@@ -18,9 +18,10 @@ from datetime import datetime
 
 from rdflib import XSD
 from rdflib.term import Identifier, URIRef
-from sqlalchemy import Connection, TextClause, text
+from sqlalchemy import Connection, text
 
-from storage import db
+from storage import db, driver
+from storage.arrays import literal
 from storage.models import INTEGER_LITERALS, NUMBER_TYPES
 from views.compare import datetime_of
 from views.sortkey import stored_key
@@ -184,7 +185,7 @@ def number_id(datatype: str, lexical: str) -> str:
     return f"(CASE {datatype} {' '.join(lookups)} END)"
 
 
-def _probed(key: str, array: str, columns: str) -> TextClause:
+def _probed(key: str, array: str, columns: str) -> str:
     """The dictionary's rows (``columns``) whose ``key`` is in ``array`` (SQL
     of an array parameter), one index probe per element. A plain join let
     the planner hash the whole dictionary from ~1,000 elements on: on
@@ -193,8 +194,8 @@ def _probed(key: str, array: str, columns: str) -> TextClause:
     keeps the subquery from being pulled up into that join. Not ``= ANY``:
     in a prepared statement's generic plan that array is a parameter, which
     Postgres searches linearly for every row a scan meets (note 157)."""
-    return text(f"SELECT t.* FROM unnest({array}) AS d ({key}) CROSS JOIN LATERAL "
-                f"(SELECT {columns} FROM terms WHERE {key} = d.{key} OFFSET 0) AS t")
+    return (f"SELECT t.* FROM unnest({array}) AS d ({key}) CROSS JOIN LATERAL "
+            f"(SELECT {columns} FROM terms WHERE {key} = d.{key} OFFSET 0) AS t")
 
 
 _LOOKUP = _probed("digest", "CAST(:d AS bytea[])", "digest, id")
@@ -202,14 +203,15 @@ _DECODE = _probed("id", "CAST(:ids AS bigint[])", "id, kind, lexical, datatype, 
 
 
 def lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:
-    """The ids the dictionary holds for ``digests``."""
-    rows = conn.execute(_LOOKUP, {"d": digests})
-    return {bytes(r.digest): int(r.id) for r in rows}
+    """The ids the dictionary holds for ``digests`` (sent as an array
+    literal of hex escapes, which Postgres reads in C: ``arrays.literal``)."""
+    sent = "{" + ",".join(f'"\\\\x{d.hex()}"' for d in digests) + "}"
+    return {bytes(r.digest): int(r.id) for r in driver.rows(conn, _LOOKUP, {"d": sent})}
 
 
 def decode(conn: Connection, ids: Iterable[int]) -> dict[int, Identifier]:
     """The terms of ``ids``."""
-    rows = conn.execute(_DECODE, {"ids": list(set(ids))})
+    rows = driver.rows(conn, _DECODE, {"ids": literal(list(set(ids)))})
     return {r.id: term_of(r.kind, r.lexical, r.datatype, r.lang) for r in rows}
 
 

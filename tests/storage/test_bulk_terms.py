@@ -224,7 +224,7 @@ def test_a_large_lookup_probes_the_dictionary_instead_of_scanning_it(migrated: s
         rows = c.execute(sa.text("SELECT digest, id FROM terms ORDER BY random() LIMIT 2000")).all()
         digests, ids = [bytes(r.digest) for r in rows], [int(r.id) for r in rows]
         for statement, params in ((terms._LOOKUP, {"d": digests}), (terms._DECODE, {"ids": ids})):
-            plan = c.execute(sa.text(f"EXPLAIN (FORMAT JSON) {statement.text}"),
+            plan = c.execute(sa.text(f"EXPLAIN (FORMAT JSON) {statement}"),
                              params).scalar_one()
             scanned = [n["Node Type"] for n in plan_nodes(plan[0]["Plan"])
                        if n.get("Relation Name") == "terms"]
