@@ -44,3 +44,13 @@ def literal(values: Sequence[int | bool | None]) -> str:
     if None in values:
         return "{" + ",".join("NULL" if v is None else str(v) for v in values) + "}"
     return "{" + ",".join(map(str, values)) + "}"
+
+
+def bytes_literal(values: Sequence[bytes]) -> str:
+    r"""An array literal of byte strings for ``CAST(… AS bytea[])``, each in
+    bytea's hex form (its backslash escaped for the array's syntax).
+
+    >>> print(bytes_literal([b"\x01\xff", b"a"]))
+    {"\\x01ff","\\x61"}
+    """
+    return "{" + ",".join(f'"\\\\x{v.hex()}"' for v in values) + "}"

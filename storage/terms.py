@@ -21,7 +21,7 @@ from rdflib.term import Identifier, URIRef
 from sqlalchemy import Connection, text
 
 from storage import db, driver
-from storage.arrays import literal
+from storage.arrays import bytes_literal, literal
 from storage.models import INTEGER_LITERALS, NUMBER_TYPES
 from views.compare import datetime_of
 from views.sortkey import stored_key
@@ -204,9 +204,9 @@ _DECODE = _probed("id", "CAST(:ids AS bigint[])", "id, kind, lexical, datatype, 
 
 def lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:
     """The ids the dictionary holds for ``digests`` (sent as an array
-    literal of hex escapes, which Postgres reads in C: ``arrays.literal``)."""
-    sent = "{" + ",".join(f'"\\\\x{d.hex()}"' for d in digests) + "}"
-    return {bytes(r.digest): int(r.id) for r in driver.rows(conn, _LOOKUP, {"d": sent})}
+    literal, which Postgres reads in C: ``arrays.bytes_literal``)."""
+    rows = driver.rows(conn, _LOOKUP, {"d": bytes_literal(digests)})
+    return {bytes(r.digest): int(r.id) for r in rows}
 
 
 def decode(conn: Connection, ids: Iterable[int]) -> dict[int, Identifier]:

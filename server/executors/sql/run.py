@@ -15,6 +15,7 @@ from sqlalchemy import Connection, Row, text
 
 from server.executors.sql import render as R
 from storage import changes, driver, feed, krel, terms, views_repo
+from storage.arrays import literal
 from storage.codec import Codec
 from views.errors import ViewTooLarge
 from views.plan import Plan, Scan
@@ -224,7 +225,7 @@ def execute(conn: Connection, sql: str, pods: list[int], large: bool,
     planned for its ΔG (analyzed first: ``analyze``)."""
     if large:
         return driver.one(conn, sql, {**params, "pods": pods}, prepare=False)
-    sql = sql.replace(R.PODS, f"CAST('{{{','.join(str(int(p)) for p in pods)}}}' AS bigint[])")
+    sql = sql.replace(R.PODS, f"CAST('{literal([int(p) for p in pods])}' AS bigint[])")
     return driver.one(conn, sql, params)
 
 
