@@ -18,6 +18,7 @@ from rdflib import Literal, URIRef
 from server.api.consents.service import record_grant
 from server.api.views.service import register_view
 from server.executors.spark.job import SparkConfig
+from server.executors.sql import render as R
 from server.executors.sql.run import unrendered
 from server.maintenance import jobs, verify
 from server.maintenance.router import Router
@@ -109,7 +110,7 @@ def test_spark_state_equals_the_engine_and_sql_continues_from_it(migrated: str) 
 # PODVIEWS_SPARK_DELTA_ALL=1 (note 137); numeric comparisons through Postgres's
 # answers (note 150). A group does not render on Spark (its counts' terms are
 # looked up in the dictionary, on SQL): evaluated and replaced
-DELTA_QUERIES = ["bgp-join", "distinct", "union", "optional-filter", "minus", "not-exists",
+DELTA_QUERIES = ["bgp-join", "star", "star-mixed", "star-exists", "distinct", "union", "optional-filter", "minus", "not-exists",
                  "numeric-not",  # an error under NOT: absent from the numeric answers (note 150)
                  "missing-constants", "numeric", "counted"]
 COUNTED = "PREFIX : <http://ex/> SELECT ?x (COUNT(*) AS ?n) WHERE { ?x :p ?y } GROUP BY ?x"
@@ -134,6 +135,15 @@ def test_spark_runs_the_delta_program_and_every_node_stays_equal_to_scratch(
         return real(*args, **kw)
 
     monkeypatch.setattr(delta, "maintain", counted)
+    reached: list[bool] = []  # whether a program read only the triples its keys reach
+    programs = R.deltas
+
+    def recorded(*args, **kw):
+        program = programs(*args, **kw)
+        reached.append(program is not None and not program.whole)
+        return program
+
+    monkeypatch.setattr(R, "deltas", recorded)
     engine = sa.create_engine(migrated)
     with engine.begin() as c:
         consumer = pods.create_agent(c, "urn:c", "consumer", b"c")
@@ -154,6 +164,7 @@ def test_spark_runs_the_delta_program_and_every_node_stays_equal_to_scratch(
         for name, view in views.items():
             assert _node_states(engine, view, RENDERED[name]) == \
                 _backfilled_states(engine, owned, RENDERED[name]), (name, batch)
+    assert any(reached) and not all(reached)  # stars read their keys' triples; EXISTS all
     assert set(ran) == {v for n, v in views.items()  # the groups' counts are looked up on SQL
                         if unrendered(compile_query(RENDERED[n]).plan, spark=True) is None}
     with engine.connect() as c:

@@ -35,12 +35,17 @@ from tests.maintenance.test_feed import Follower
 from tests.maintenance.test_pipeline import setup
 from tests.plans import plan_nodes
 from views.compile import compile_query, compiled
+from views.plan import Plan
 
 EX = "http://ex/"
 BATCHES = int(os.environ.get("PODVIEWS_SQL_RENDER_BATCHES", "12"))
 P = "PREFIX : <http://ex/> "
 RENDERED = {
     "bgp-join": P + "SELECT * WHERE { ?x :p ?y . ?y :q ?z }",
+    # stars: on Spark each a hub's keys re-evaluated (note 175)
+    "star": P + "SELECT * WHERE { ?x :p ?y . ?x :q ?z . ?x :r ?w }",
+    "star-mixed": P + "SELECT * WHERE { ?a :p ?x . ?x :q ?b . ?c :r ?x . ?x :p ?x }",
+    "star-exists": P + "SELECT * WHERE { ?x :p ?y . ?x :q ?z FILTER NOT EXISTS { ?z :r ?x } }",
     "repeated-var": P + "SELECT ?x WHERE { ?x :p ?x }",
     "path-filter": P + "SELECT ?z WHERE { ?a :p ?x . ?b :p ?x . ?b :q ?z FILTER(?a != ?b) }",
     "distinct": P + "SELECT DISTINCT ?y WHERE { ?x ?p ?y }",
@@ -177,6 +182,45 @@ def test_only_the_deltas_a_rule_reads_by_mapping_are_summed() -> None:
     assert summed(RENDERED["project-distinct"]) == ["Scan", "Scan", "Diff", "Project",
                                                      "Distinct"]
     assert summed(RENDERED["count-group"]) == ["Scan", "Project"]  # a group's input
+
+
+def test_a_program_on_spark_reads_only_the_triples_its_keys_reach() -> None:
+    """On Spark a star (a BGP whose patterns share a variable) is
+    re-evaluated on the values ΔG's triples give that variable (note 175);
+    where every read of the graph is by such keys — each BGP a star whose
+    reads are its own delta's, or one variable bound by every pattern and
+    shared by every join and difference (``partition``) — the program says
+    which triples those are (``reach``, a query Postgres answers) and reads
+    no other (``whole``). A rule reading the graph by other keys (an
+    EXISTS, a join on another variable) reads the pods' graph too."""
+    def program(q: str) -> R.Program | None:
+        plan = compile_query(q).plan
+        tables = {n.id: {s: (f"t{i}_{j}", sorted(s)) for j, s in
+                         enumerate(sorted(R.shape(n).schemas, key=sorted))}
+                  for i, n in enumerate(plan.nodes)}
+        return R.deltas(plan, tables, 1, R.Known({}))
+
+    def plan(name: str) -> Plan:
+        return compile_query(RENDERED[name]).plan
+
+    assert R.hub(plan("star").nodes[0].triples) == "x"
+    assert R.hub(plan("star-mixed").nodes[0].triples) == "x"
+    assert R.hub(plan("path-filter").nodes[0].triples) is None
+    assert R.partition(plan("optional-2")) == "x"
+    assert R.partition(plan("optional")) == "y"  # ?x :p ?y OPTIONAL { ?y :q ?z }
+    assert R.partition(plan("not-exists")) is None
+    assert R.partition(plan("minus-disjoint")) is None
+    for name in ["star", "star-mixed", "bgp-join", "optional", "optional-2", "minus"]:
+        found = program(RENDERED[name])
+        assert found is not None and found.reach is not None and not found.whole, name
+    for name in ["distinct", "union"]:  # a pattern each: its delta is ΔG's triples
+        found = program(RENDERED[name])
+        assert found is not None and found.reach is None and not found.whole, name
+    for name in ["not-exists", "path-filter", "minus-disjoint", "join-optionals"]:
+        found = program(RENDERED[name])
+        assert found is not None and found.reach is None and found.whole, name
+    found = program(RENDERED["star-exists"])  # the star by its keys, the EXISTS by the graph
+    assert found is not None and found.reach is not None and found.whole
 
 
 def test_a_term_joins_from_the_change_along_subjects_then_objects() -> None:
@@ -684,7 +728,9 @@ def test_a_constant_past_the_largest_double_renders(migrated: str) -> None:
 def test_a_small_view_cheap_to_plan_renders_on_sql_but_is_evaluated_on_spark() -> None:
     """The scans exemption (note 154) is the SQL executor's: on Spark a
     small state's view is still evaluated and replaced, whatever its
-    statement's scans, as the program's stages cost more (note 137)."""
+    statement's scans, as the program's stages cost more (note 137) —
+    unless its program reads only what its stars' keys reach, one Spark
+    job (note 175)."""
     from types import SimpleNamespace
 
     from server.maintenance.limits import Limits
@@ -697,10 +743,11 @@ def test_a_small_view_cheap_to_plan_renders_on_sql_but_is_evaluated_on_spark() -
 
     small = "its state and its solutions hold fewer than 10,000 rows " \
             "(PODVIEWS_SQL_RENDER_FROM_ROWS)"
-    cheap = run(RENDERED["bgp-join"], 5)
+    cheap = run(RENDERED["path-filter"], 5)  # not a star: Theorem 4.3 reads the graph
     assert jobs.unrendered(cheap) is None
     assert jobs.unrendered(cheap, spark=True) == small
-    assert jobs.unrendered(run(RENDERED["bgp-join"], 10_000), spark=True) is None
+    assert jobs.unrendered(run(RENDERED["path-filter"], 10_000), spark=True) is None
+    assert jobs.unrendered(run(RENDERED["star"], 5), spark=True) is None
 
 
 def test_a_view_with_too_many_schemas_to_render_runs_in_the_interpreter(migrated: str) -> None:

@@ -4,21 +4,24 @@ in Spark SQL's dialect) instead of every node evaluated and replaced
 (``server.executors.spark.job``).
 
 ΔG is staged in the job's transaction as on SQL (``pv_dg``) and shipped to
-Spark from the worker; the pods' triples (only the view's predicates when
-its patterns name them all) and the stored node tables the program reads
-come over JDBC in the job's exported snapshot. Spark computes every stored
-node's ΔQ; the rows come back as Arrow, are staged and added to the
-K-relations by one statement of the job's transaction
-(``render.merge_staged``: the upserts the rendered SQL statement makes) — ΔV
-out, merged by the worker, as the issue's design asks.
+Spark from the worker. Spark computes every stored node's ΔQ; the rows come
+back as Arrow, are staged and added to the K-relations by one statement of
+the job's transaction (``render.merge_staged``: the upserts the rendered SQL
+statement makes) — ΔV out, merged by the worker, as the issue's design asks.
 
-What it reads is the program's inputs, not only the rows ΔG joins with: the
-whole of each table it names. A semi-join pushed to Postgres (the state
-rows ΔG can reach) is the next step (design note 137).
+What the program reads of the graph:
+- where every read is a star's (``render.reach``), only the triples its
+  keys reach: Postgres answers the semi-join over the staged ΔG, and those
+  triples, the numeric answers and the stored nodes' tables go to Spark as
+  local relations, the program one query (design note 175);
+- otherwise the pods' triples of the view's predicates and the stored
+  tables it names, over JDBC in the job's exported snapshot, each step a
+  cached view (design note 137).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -62,53 +65,127 @@ def maintain(conn: Connection, view: int, plan: P.Plan, tables: dict[str, krel.N
 
 def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables],
          had: set[str], pods: list[int], predicates: list[int] | None, cfg: SparkConfig) -> Any:
-    """The program's rows (Arrow): its inputs registered as Spark views, each
-    step a cached view read by name by the next (one query of them all
-    took Spark's planner minutes), all dropped after. Tables not in ``had``
-    were created by this job, invisible in its exported snapshot: empty."""
+    """The program's rows (Arrow). Tables not in ``had`` were created by
+    this job, invisible in its exported snapshot: empty."""
     in_pods = f"IN ({', '.join(str(int(p)) for p in pods)})"  # the SQL's pods parameter
     steps = [(name, body.replace(f"= ANY({R.PODS})", in_pods)) for name, body in program.steps]
     sql = " ".join(body for _, body in steps)
     spark = session(cfg)
-    snapshot = conn.execute(text("SELECT pg_export_snapshot()")).scalar_one()
-    top = int(conn.execute(text("SELECT coalesce(max(id), 1) FROM terms")).scalar_one())
-    read = _reader(spark, conn.engine.url, snapshot, top)
-    dg = conn.execute(text(f"SELECT s, p, o, sign FROM {R.DG}")).all()
-    views: dict[str, Any] = {
-        R.DG: spark.createDataFrame([tuple(r) for r in dg], "s long, p long, o long, sign int"),
-        "pod_triples": read(
+    views: dict[str, Any] = {R.DG: _shipped(spark, conn, f"SELECT s, p, o, sign FROM {R.DG}",
+                                            ["s", "p", "o", "sign"])}
+    jdbc: list[Any] = []
+
+    def read(query: str, column: str | None) -> Any:
+        """Over JDBC in the job's exported snapshot."""
+        if not jdbc:
+            snapshot = conn.execute(text("SELECT pg_export_snapshot()")).scalar_one()
+            top = int(conn.execute(text("SELECT coalesce(max(id), 1) FROM terms")).scalar_one())
+            jdbc.append(_reader(spark, conn.engine.url, snapshot, top))
+        return jdbc[0](query, column)
+
+    def small(query: str, columns: list[str], column: str | None) -> Any:
+        """Handed over by the job where the program reads by keys (then it is
+        small, or read over JDBC past ``SHIPPED`` rows), else over JDBC."""
+        if not program.whole:
+            frame = _shipped(spark, conn, f"SELECT {', '.join(columns)} FROM ({query}) q "
+                                          f"LIMIT {SHIPPED + 1}", columns, SHIPPED)
+            if frame is not None:
+                return frame
+        return read(query, column)
+
+    if program.reach is not None:  # the triples the keys reach, from this snapshot
+        views[R.REACH] = _shipped(spark, conn, program.reach.replace(f"= ANY({R.PODS})",
+                                                                     in_pods),
+                                  ["s", "p", "o", "kn", "ko"])
+    if program.whole:
+        views["pod_triples"] = read(
             f"SELECT pod_id, s, p, o FROM pod_triples WHERE pod_id {in_pods}"
             + (f" AND p IN ({', '.join(map(str, predicates)) or 'NULL'})"
-               if predicates is not None else ""), "s")}
+               if predicates is not None else ""), "s")
     for name, query in exprs.spark_tables(sql).items():  # numeric comparisons' answers
-        views[name] = read(query, "id")
-    for by_schema in tables.values():
-        for name, variables in by_schema.values():
-            if f"`{name}`" not in sql:
-                continue
-            views[name] = read(f'SELECT * FROM "{name}"', None) if name in had else \
-                spark.createDataFrame([], ", ".join(
-                    [f"{c} {'boolean' if c == 'unit' else 'long'}"
-                     for c in krel.key_columns(variables)] + ["k long"]))
+        views[name] = small(query, ["id", "holds"], "id")
+    for name, variables in _named(tables, sql):
+        views[name] = small(f'SELECT * FROM "{name}"', [*krel.key_columns(variables), "k"],
+                            None) if name in had else _empty(spark, variables)
+    return _execute(spark, views, steps, program.query)
+
+
+FUSED = 64  # the most relations a program may name, once its CTEs are inlined, to run as one query
+
+
+def _execute(spark: Any, views: dict[str, Any], steps: list[tuple[str, str]],
+             query: str) -> Any:
+    """The rows of ``query`` after ``steps``, over ``views`` (registered as
+    Spark views, dropped after). A program that stays small once Spark
+    inlines its CTEs (``inlined``) runs as one query, one Spark job (note
+    175); a larger one step by step, each step a cached view read by name
+    by the next, its inputs cached (one query of a large program took
+    Spark's planner minutes, note 137)."""
     cached = []
     try:
+        fused = inlined(steps, query) <= FUSED
         for name, frame in views.items():  # read once: the program names each many times
-            if name != R.DG:
+            if not fused and name != R.DG:
                 frame = frame.persist()
                 cached.append(frame)
             frame.createOrReplaceTempView(name)
         with interpreted(spark):
+            if fused:
+                return spark.sql(f"WITH {', '.join(f'{n} AS ({b})' for n, b in steps)} "
+                                 f"{query}").toArrow()
             for name, body in steps:
                 frame = spark.sql(body).cache()
                 cached.append(frame)
                 frame.createOrReplaceTempView(name)
                 views[name] = frame
-            return spark.sql(program.query).toArrow()
+            return spark.sql(query).toArrow()
     finally:
         for name in views:
             spark.catalog.dropTempView(name)
         for frame in cached:
             frame.unpersist()
+
+
+def inlined(steps: list[tuple[str, str]], query: str) -> int:
+    """How many relations ``query`` reads once every step it names (a CTE)
+    is inlined where it is named, as Spark's planner does: a step named
+    twice counts twice."""
+    size: dict[str, int] = {}
+    for name, body in [*steps, ("", query)]:
+        size[name] = 1 + sum(n * len(re.findall(rf"\b{re.escape(step)}\b", body))
+                             for step, n in size.items())
+    return size[""] - 1
+
+
+SHIPPED = 100_000  # rows a stored table may have to be handed to Spark by the job
+
+
+def _shipped(spark: Any, conn: Connection, query: str, columns: list[str],
+             most: int | None = None) -> Any:
+    """``query``'s rows (Postgres, the job's connection) as a Spark local
+    relation (Arrow: no Python worker, its size known to the planner);
+    None when there are more than ``most``."""
+    import pyarrow as pa
+
+    rows = conn.execute(text(query)).all()
+    if most is not None and len(rows) > most:
+        return None
+    types = {"holds": pa.bool_(), "unit": pa.bool_(), "sign": pa.int32()}
+    values = list(zip(*rows)) if rows else [()] * len(columns)
+    return spark.createDataFrame(pa.table({c: pa.array(v, types.get(c, pa.int64()))
+                                           for c, v in zip(columns, values)}))
+
+
+def _named(tables: dict[str, krel.NodeTables], sql: str) -> list[tuple[str, list[str]]]:
+    """The stored nodes' tables ``sql`` names, with their variables."""
+    return [(name, variables) for by_schema in tables.values()
+            for name, variables in by_schema.values() if f"`{name}`" in sql]
+
+
+def _empty(spark: Any, variables: list[str]) -> Any:
+    return spark.createDataFrame([], ", ".join(
+        [f"{c} {'boolean' if c == 'unit' else 'long'}" for c in krel.key_columns(variables)]
+        + ["k long"]))
 
 
 def _predicates(plan: P.Plan, ids: dict[Any, int]) -> list[int] | None:

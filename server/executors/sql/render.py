@@ -41,6 +41,7 @@ PODS = "CAST(:pods AS bigint[])"
 NULL = "CAST(NULL AS bigint)"  # an unbound variable's column (Postgres and Spark SQL alike)
 # Larger BGPs stay on the interpreter: their statements plan slowly (design notes 88, 148)
 MAX_PATTERNS = 16
+REACH = "pv_reach"  # Spark's: the triples the batch's keys reach, old and new (``reach``)
 
 
 @dataclass
@@ -187,6 +188,14 @@ class Renderer:
         self.missing: dict[object, int] = {}  # constants the dictionary lacks: their ids
         self.summing = summing(plan)
         self._alias = 0
+        # Spark's reads of the graph by keys (``reach``): a variable every mapping of the
+        # plan binds, that its joins and differences share (None: none), the keys (ΔG's
+        # triples, each giving a star's centre its value) and the patterns read by them
+        self.centre = partition(plan) if spark else None
+        self.keys: list[str] = []
+        self.reached: list[tuple[str, A.TriplePattern]] = []
+        self.reaching = False  # whether the program reads ``pv_reach``
+        self.whole = False  # whether it reads the graph otherwise
 
     def quote(self, table: str) -> str:
         return f"`{table}`" if self.spark else f'"{table}"'
@@ -229,12 +238,21 @@ class Renderer:
 
     def triple(self, tp: A.TriplePattern, source: str) -> Item:
         """A triple pattern over the graph as it is now (``new``), as it was
-        (``old``: G' − ΔG⁺ + ΔG⁻) or over ΔG (``delta``, k = its sign)."""
+        (``old``: G' − ΔG⁺ + ΔG⁻), over ΔG (``delta``, k = its sign) or over
+        the triples the batch's keys reach (``reach``: Spark's, ``hub_scan``;
+        a partitioned plan's old and new graphs, ``partition``)."""
         if tp.g is not None:
             raise NotRendered("a triple pattern of a named graph")
         a = self.alias()
         conds: list[str] = []
-        if source == "new":
+        if source in ("new", "old") and self.centre is not None:
+            conds.append(f"{a}.{'kn' if source == 'new' else 'ko'} = 1")
+            source = "reach"
+        self.whole = self.whole or source in ("new", "old")
+        self.reaching = self.reaching or source == "reach"
+        if source == "reach":
+            sql = f"{REACH} AS {a}"
+        elif source == "new":
             sql = f"pod_triples AS {a}"
             conds.append(f"{a}.pod_id = ANY({PODS})")
             conds += self._one_per_pod(a)
@@ -406,20 +424,51 @@ class Renderer:
         raise NotRendered(n.describe())
 
     def scan(self, n: P.Scan) -> str | None:
-        """ΔB = Σ_i T1(G')⋈…⋈T(i-1)(G')⋈Ti(ΔG)⋈T(i+1)(G)⋈…⋈Tn(G)  (Theorem 4.3)."""
+        """ΔB = Σ_i T1(G')⋈…⋈T(i-1)(G')⋈Ti(ΔG)⋈T(i+1)(G)⋈…⋈Tn(G)  (Theorem 4.3),
+        or on Spark, for a star, ``hub_scan``."""
         selects = []
         if len(n.triples) > MAX_PATTERNS:
             raise NotRendered(f"a BGP of more than {MAX_PATTERNS} triple patterns")
+        if any(tp.g is not None for tp in n.triples):
+            raise NotRendered("a triple pattern of a named graph")
         k = self.known
+        changed = [tp for tp in n.triples
+                   if k.changed(tp.p, k.inserted) or k.changed(tp.p, k.deleted)]
+        centre = self.centre or (hub(n.triples) if self.spark else None)
+        if centre is not None:
+            self.reached += [(centre, tp) for tp in n.triples]
+            self.keys += [self.key(tp, centre) for tp in changed]
+            if changed and len(n.triples) > 1:
+                return self.hub_scan(n)
         for i, tp in enumerate(n.triples):
-            if tp.g is not None:
-                raise NotRendered("a triple pattern of a named graph")
-            if not (k.changed(tp.p, k.inserted) or k.changed(tp.p, k.deleted)):
+            if tp not in changed:
                 continue  # Ti(ΔG) is empty
             items = [self.triple(t, "new" if j < i else "old")
                      for j, t in enumerate(n.triples) if j != i]
             selects.append(self.select(n, join(connected([self.triple(tp, "delta")], items))))
         return self.summed(n, selects)
+
+    def key(self, tp: A.TriplePattern, centre: str) -> str:
+        """The values ``centre`` takes in ΔG's triples matching ``tp``."""
+        j = join([self.triple(tp, "delta")])
+        return (f"SELECT {j.cols[centre]} AS h FROM {j.from_}"
+                + (f" WHERE {' AND '.join(j.where)}" if j.where else ""))
+
+    def hub_scan(self, n: P.Scan) -> str | None:
+        """ΔB of a star (every pattern binds its centre): B(G') − B(G) on
+        the centre's values ΔG's triples give it (its keys), one join of
+        the triples those keys reach (``pv_reach``, ``reach``: each once,
+        ``kn`` whether in G', ``ko`` whether in G), a mapping's annotation
+        the product of its triples' ``kn`` less that of their ``ko``. A
+        mapping with any other centre joins no triple of ΔG: its annotation
+        is 1 − 1, dropped. n − 1 joins on one key, against Theorem 4.3's n
+        terms of n − 1 joins each: Spark's cost is per exchange, not per
+        row (design note 175)."""
+        items = connected([], [self.triple(t, "reach") for t in n.triples])
+        aliases = [it.sql.rsplit(" ", 1)[1] for it in items]  # "pv_reach AS t7"
+        k = (f"({' * '.join(f'{a}.kn' for a in aliases)} - "
+             f"{' * '.join(f'{a}.ko' for a in aliases)})")
+        return self.summed(n, [self.select(n, join(items), [f"{k} <> 0"], k)])
 
     def _expr(self, e: A.Expr | None, j: Joined, iris: frozenset[str]) -> list[str]:
         if e is None:
@@ -888,6 +937,67 @@ def _ranked_members(members: str, columns: list[str]) -> str:
     return f"(SELECT m.*, {keys} FROM {members} AS m)"
 
 
+def partition(plan: P.Plan) -> str | None:
+    """A variable that every triple pattern of the plan binds and that
+    every join and difference has bound on both sides: a batch then changes
+    only mappings whose value of it ΔG's triples give (its keys), and every
+    read of the graph is by those keys (``reach``). None where there is
+    none, or an EXISTS reads the graph by keys of its own."""
+    patterns = [tp for n in plan.nodes if isinstance(n, P.Scan) for tp in n.triples]
+    shared = set(_shared(patterns))
+    for n in plan.nodes:
+        e = getattr(n, "expr", None)
+        if e is not None and A.has_exists(e):
+            return None
+        if isinstance(n, (P.Join, P.Diff)):
+            shared &= shape(n.left).certain & shape(n.right).certain
+    return next((v for v in _shared(patterns) if v in shared), None)
+
+
+def hub(triples: Sequence[A.TriplePattern]) -> str | None:
+    """A star's centre: a variable every one of ``triples`` (two or more)
+    binds (``_shared``'s first); None if none."""
+    return next(iter(_shared(triples)), None) if len(triples) > 1 else None
+
+
+def _shared(patterns: Sequence[A.TriplePattern]) -> list[str]:
+    """The variables every pattern binds, best keys first: subjects before
+    objects, predicates last (a predicate's value reaches every triple
+    with it)."""
+    if not patterns:
+        return []
+    common = set.intersection(*({x for x in (tp.s, tp.p, tp.o) if A.is_var(x)}
+                                for tp in patterns))
+    return sorted(common, key=lambda v: (sum(tp.p == v for tp in patterns),  # type: ignore[arg-type]
+                                         -sum(tp.s == v for tp in patterns), v))
+
+
+def reach(r: Renderer) -> str | None:
+    """Postgres's query of ``pv_reach`` for ``r``'s program (None: it reads
+    none; with ``whole`` it reads the pods' triples too): the pods'
+    triples, each once, that a read pattern holds with its centre's
+    value one of the keys, ``kn`` 1 and ``ko`` whether G held it (0 for
+    ΔG's insertions), and ΔG's deletions (``kn`` 0, ``ko`` 1) — a
+    semi-join over the staged ΔG, in the job's snapshot. A triple reached
+    whose centre's value no triple of ΔG gives is in G and G' alike: every
+    mapping it joins is 1 − 1, dropped."""
+    if not r.reaching:
+        return None
+    keys = " UNION ".join(r.keys) or f"SELECT {NULL} AS h"
+    parts = []
+    for centre, tp in dict.fromkeys(r.reached):
+        slots = list(zip("spo", (tp.s, tp.p, tp.o)))
+        at = next(pos for pos, x in slots if x == centre)
+        conds = [f"t.pod_id = ANY({PODS})", f"t.{at} IN (SELECT h FROM keys)",
+                 *(f"t.{pos} = {r.term(x)}" for pos, x in slots if not A.is_var(x))]
+        parts.append(f"SELECT t.s, t.p, t.o FROM pod_triples t WHERE {' AND '.join(conds)}")
+    reached = " UNION ".join(parts) or "SELECT s, p, o FROM pod_triples WHERE false"
+    return (f"WITH keys AS ({keys}) SELECT g.s, g.p, g.o, 1 AS kn, CASE WHEN EXISTS "
+            f"(SELECT 1 FROM {DG} d WHERE d.sign > 0 AND d.s = g.s AND d.p = g.p "
+            f"AND d.o = g.o) THEN 0 ELSE 1 END AS ko FROM ({reached}) AS g UNION ALL "
+            f"SELECT d.s, d.p, d.o, 0, 1 FROM {DG} d WHERE d.sign < 0")
+
+
 def summing(plan: P.Plan) -> set[str]:
     """The nodes whose delta must be one row per mapping: the stored ones
     (a K-relation takes one change per key) and those a rule reads mapping
@@ -935,12 +1045,25 @@ def unrendered(plan: P.Plan, spark: bool = False) -> str | None:
     """Why the plan's delta program does not render (to Spark SQL with
     ``spark``): the first node that does not; None when it does."""
     try:
-        fake = {n: {s: (f"t{i}", sorted(s)) for i, s in enumerate(schemas)}
-                for n, schemas in schemas_needed(plan).items()}
-        _program(Renderer(plan, fake, 1, Known({}), spark))
+        _program(Renderer(plan, _fake(plan), 1, Known({}), spark))
     except NotRendered as e:
         return str(e)
     return None
+
+
+def reaches(plan: P.Plan) -> bool:
+    """Whether the plan's Spark program reads the graph only by its batch's
+    keys (``reach``), not every triple of its predicates (it must render
+    there)."""
+    r = Renderer(plan, _fake(plan), 1, Known({}), spark=True)
+    _program(r)
+    return not r.whole
+
+
+def _fake(plan: P.Plan) -> dict[str, NodeTables]:
+    """Tables for every schema of every stored node, named only to render."""
+    return {n: {s: (f"t{i}", sorted(s)) for i, s in enumerate(schemas)}
+            for n, schemas in schemas_needed(plan).items()}
 
 
 def schemas_needed(plan: P.Plan) -> dict[str, list[Schema]]:
@@ -980,6 +1103,8 @@ class Program:
     steps: list[tuple[str, str]]
     query: str
     nodes: list[str]
+    reach: str | None = None  # Postgres's query of ``pv_reach`` (``reach``)
+    whole: bool = True  # whether it reads ``pod_triples``, the pods' graph, too
 
 
 def deltas(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
@@ -997,7 +1122,8 @@ def deltas(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
                + ", ".join(f"{r.column[v] if v in shape(n).vars else NULL} AS {r.column[v]}"
                            for v in every) + ("," if every else "")
                + f" k FROM {name}" for _, n, name in stored]
-    return Program(ctes, " UNION ALL ".join(selects), [n.id for _, n, _ in stored])
+    return Program(ctes, " UNION ALL ".join(selects), [n.id for _, n, _ in stored], reach(r),
+                   r.whole)
 
 
 def merge_staged(plan: P.Plan, tables: dict[str, NodeTables], nodes: Sequence[str],

@@ -68,6 +68,13 @@ def unrendered(plan: Plan, spark: bool = False) -> str | None:
 
 
 @functools.lru_cache(maxsize=1024)
+def reaches(plan: Plan) -> bool:
+    """Whether the plan's program on Spark reads only the triples its
+    stars' keys reach (``R.reaches``; it renders there)."""
+    return R.reaches(plan)
+
+
+@functools.lru_cache(maxsize=1024)
 def scans(plan: Plan) -> int:
     """The triple scans the plan's rendered statement joins: Σ n² over its
     BGPs of n patterns (Theorem 4.3's n delta terms of n scans each)."""
