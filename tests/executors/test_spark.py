@@ -110,7 +110,8 @@ def test_spark_state_equals_the_engine_and_sql_continues_from_it(migrated: str) 
 # PODVIEWS_SPARK_DELTA_ALL=1 (note 137); numeric comparisons through Postgres's
 # answers (note 150). A group does not render on Spark (its counts' terms are
 # looked up in the dictionary, on SQL): evaluated and replaced
-DELTA_QUERIES = ["bgp-join", "star", "star-mixed", "star-exists", "distinct", "union", "optional-filter", "minus", "not-exists",
+DELTA_QUERIES = ["bgp-join", "star", "star-mixed", "star-exists", "distinct", "union",
+                 "optional-filter", "minus", "not-exists",
                  "numeric-not",  # an error under NOT: absent from the numeric answers (note 150)
                  "missing-constants", "numeric", "counted"]
 COUNTED = "PREFIX : <http://ex/> SELECT ?x (COUNT(*) AS ?n) WHERE { ?x :p ?y } GROUP BY ?x"
@@ -164,7 +165,7 @@ def test_spark_runs_the_delta_program_and_every_node_stays_equal_to_scratch(
         for name, view in views.items():
             assert _node_states(engine, view, RENDERED[name]) == \
                 _backfilled_states(engine, owned, RENDERED[name]), (name, batch)
-    assert any(reached) and not all(reached)  # stars read their keys' triples; EXISTS all
+    assert any(reached) and not all(reached)  # by their keys (stars, OPTIONAL); EXISTS: all
     assert set(ran) == {v for n, v in views.items()  # the groups' counts are looked up on SQL
                         if unrendered(compile_query(RENDERED[n]).plan, spark=True) is None}
     with engine.connect() as c:

@@ -1045,7 +1045,7 @@ def unrendered(plan: P.Plan, spark: bool = False) -> str | None:
     """Why the plan's delta program does not render (to Spark SQL with
     ``spark``): the first node that does not; None when it does."""
     try:
-        _program(Renderer(plan, _fake(plan), 1, Known({}), spark))
+        _program(Renderer(plan, stand_ins(plan), 1, Known({}), spark))
     except NotRendered as e:
         return str(e)
     return None
@@ -1053,15 +1053,19 @@ def unrendered(plan: P.Plan, spark: bool = False) -> str | None:
 
 def reaches(plan: P.Plan) -> bool:
     """Whether the plan's Spark program reads the graph only by its batch's
-    keys (``reach``), not every triple of its predicates (it must render
-    there)."""
-    r = Renderer(plan, _fake(plan), 1, Known({}), spark=True)
-    _program(r)
+    keys (``reach``), not every triple of its predicates (False where it
+    does not render there)."""
+    r = Renderer(plan, stand_ins(plan), 1, Known({}), spark=True)
+    try:
+        _program(r)
+    except NotRendered:
+        return False
     return not r.whole
 
 
-def _fake(plan: P.Plan) -> dict[str, NodeTables]:
-    """Tables for every schema of every stored node, named only to render."""
+def stand_ins(plan: P.Plan) -> dict[str, NodeTables]:
+    """Tables for every schema of every stored node, named only to render
+    the plan (what it would read and whether it renders)."""
     return {n: {s: (f"t{i}", sorted(s)) for i, s in enumerate(schemas)}
             for n, schemas in schemas_needed(plan).items()}
 
