@@ -9,14 +9,16 @@ back as Arrow, are staged and added to the K-relations by one statement of
 the job's transaction (``render.merge_staged``: the upserts the rendered SQL
 statement makes) — ΔV out, merged by the worker, as the issue's design asks.
 
-What the program reads of the graph:
-- where every read is a star's (``render.reach``), only the triples its
-  keys reach: Postgres answers the semi-join over the staged ΔG, and those
-  triples, the numeric answers and the stored nodes' tables go to Spark as
-  local relations, the program one query (design note 175);
-- otherwise the pods' triples of the view's predicates and the stored
-  tables it names, over JDBC in the job's exported snapshot, each step a
-  cached view (design note 137).
+What the program reads of the graph (design note 175):
+- what the batch's keys reach (``pv_reach``, ``render.reach``), for its
+  stars and, in a partitioned plan, for every read: a semi-join Postgres
+  answers over the staged ΔG, handed to Spark as a local relation;
+- where another rule reads the graph by other keys (an EXISTS, a join on
+  another variable), the pods' triples of the view's predicates too, over
+  JDBC in the job's exported snapshot (design note 137).
+A program that reads by keys only gets the numeric answers and the stored
+tables the same way (JDBC past ``SHIPPED`` rows); a program small once its
+CTEs are inlined runs as one query, a larger one step by step (``_execute``).
 """
 
 from __future__ import annotations
