@@ -371,7 +371,7 @@ def unrendered(r: Run, spark: bool = False) -> str | None:
     small = f"its state and its solutions hold fewer than {rows:,} rows " \
             "(PODVIEWS_SQL_RENDER_FROM_ROWS)"
     if spark:  # the program's Spark stages cost more than evaluating a small state (note
-        # 137), unless it reads only the triples its stars' keys reach: one job (note 175)
+        # 137), unless it reads only the triples its batch's keys reach: one job (note 175)
         return None if rendered.reaches(r.plan) else small
     # on SQL, one whose statement is cheap to plan renders whatever its size (note 154)
     scans = rendered.scans(r.plan)
@@ -422,7 +422,7 @@ def spark_unrendered(r: Run) -> str | None:
     whose state is not small, whatever its statement's scans — a small
     state's view evaluates in less than the program's Spark stages cost
     (note 137; ``unrendered``) — or one whose program reads only the
-    triples its stars' keys reach (note 175)."""
+    triples its batch's keys reach (note 175)."""
     return rendered.unrendered(r.plan, spark=True) or unrendered(r, spark=True)
 
 

@@ -24,6 +24,7 @@ CTEs are inlined runs as one query, a larger one step by step (``_execute``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -165,13 +166,19 @@ SHIPPED = 100_000  # rows a stored table may have to be handed to Spark by the j
 def _shipped(spark: Any, conn: Connection, query: str, columns: list[str],
              most: int | None = None) -> Any:
     """``query``'s rows (Postgres, the job's connection) as a Spark local
-    relation (Arrow: no Python worker, its size known to the planner);
+    relation (``_local``: no Python worker, its size known to the planner);
     None when there are more than ``most``."""
-    import pyarrow as pa
-
     rows = conn.execute(text(query)).all()
     if most is not None and len(rows) > most:
         return None
+    return _local(spark, columns, rows)
+
+
+def _local(spark: Any, columns: list[str], rows: Sequence[Sequence[Any]]) -> Any:
+    """``rows`` as a Spark local relation (Arrow): term ids and counts as
+    longs, ``holds`` and ``unit`` as booleans, ΔG's ``sign`` as an int."""
+    import pyarrow as pa
+
     types = {"holds": pa.bool_(), "unit": pa.bool_(), "sign": pa.int32()}
     values = list(zip(*rows)) if rows else [()] * len(columns)
     return spark.createDataFrame(pa.table({c: pa.array(v, types.get(c, pa.int64()))
@@ -185,9 +192,8 @@ def _named(tables: dict[str, krel.NodeTables], sql: str) -> list[tuple[str, list
 
 
 def _empty(spark: Any, variables: list[str]) -> Any:
-    return spark.createDataFrame([], ", ".join(
-        [f"{c} {'boolean' if c == 'unit' else 'long'}" for c in krel.key_columns(variables)]
-        + ["k long"]))
+    """A stored table this job created: no rows (invisible in its snapshot)."""
+    return _local(spark, [*krel.key_columns(variables), "k"], [])
 
 
 def _predicates(plan: P.Plan, ids: dict[Any, int]) -> list[int] | None:

@@ -944,14 +944,15 @@ def partition(plan: P.Plan) -> str | None:
     read of the graph is by those keys (``reach``). None where there is
     none, or an EXISTS reads the graph by keys of its own."""
     patterns = [tp for n in plan.nodes if isinstance(n, P.Scan) for tp in n.triples]
-    shared = set(_shared(patterns))
+    ranked = _shared(patterns)
+    shared = set(ranked)
     for n in plan.nodes:
         e = getattr(n, "expr", None)
         if e is not None and A.has_exists(e):
             return None
         if isinstance(n, (P.Join, P.Diff)):
             shared &= shape(n.left).certain & shape(n.right).certain
-    return next((v for v in _shared(patterns) if v in shared), None)
+    return next((v for v in ranked if v in shared), None)
 
 
 def hub(triples: Sequence[A.TriplePattern]) -> str | None:

@@ -70,7 +70,7 @@ def unrendered(plan: Plan, spark: bool = False) -> str | None:
 @functools.lru_cache(maxsize=1024)
 def reaches(plan: Plan) -> bool:
     """Whether the plan's program on Spark reads only the triples its
-    stars' keys reach (``R.reaches``; it renders there)."""
+    batch's keys reach (``R.reaches``)."""
     return R.reaches(plan)
 
 
