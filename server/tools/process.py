@@ -17,6 +17,7 @@ from typing import IO
 
 import httpx
 
+from server.tools import probe
 from storage.embedded import free_port
 
 
@@ -87,31 +88,44 @@ def working(env: dict[str, str], count: int, log: IO[bytes] | None = None) -> It
 
 
 class Healthz:
-    """``/healthz`` probed every ``every`` seconds from a thread until stopped:
-    when each probe started and how long it took (inf: no answer)."""
+    """``/healthz`` probed every ``every`` seconds by a process of its own
+    (``server.tools.probe``) until ``close``: when each probe started and how
+    long it took (inf: no answer)."""
 
     def __init__(self, base: str, every: float = 0.025) -> None:
-        self.base, self.every = base, every
         self.samples: list[tuple[float, float]] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+        self.proc = subprocess.Popen([sys.executable, "-m", "server.tools.probe",
+                                      f"{base}/healthz", str(every)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.every = every
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
-    def _run(self) -> None:
-        with httpx.Client(timeout=30) as c:
-            while not self.stop.is_set():
-                start = time.monotonic()
-                try:
-                    ok = c.get(f"{self.base}/healthz").status_code == 200
-                except httpx.TransportError:
-                    ok = False
-                self.samples.append((start, time.monotonic() - start if ok else float("inf")))
-                time.sleep(self.every)
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            start, took = line.split()
+            self.samples.append((float(start), float(took)))
 
     def since(self, mark: float) -> list[float]:
-        """Probe times (seconds) of the probes started at ``mark`` or later."""
-        time.sleep(2 * self.every)  # a probe after the work ended
+        """Probe times (seconds) of the probes started at ``mark`` or later,
+        up to one that started after this call (the work has ended by then;
+        inf if none answers within the probe's own timeout)."""
+        now = time.monotonic()
+        while not any(when >= now for when, _ in self.samples[-3:]):
+            if self.proc.poll() is not None or time.monotonic() > now + probe.TIMEOUT + 5:
+                return [*self._since(mark), float("inf")]
+            time.sleep(self.every)
+        return self._since(mark)
+
+    def _since(self, mark: float) -> list[float]:
         return [took for when, took in self.samples if when >= mark]
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+        self.reader.join()
 
 
 def rss_bytes(pid: int) -> int:

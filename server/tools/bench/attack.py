@@ -124,7 +124,7 @@ def run(server_url: str) -> list[AttackRow]:
             for name, attack in _attacks():
                 rows.append(_measure(name, attack, clients, probe, pid))
         finally:
-            probe.stop.set()
+            probe.close()
     return rows
 
 
