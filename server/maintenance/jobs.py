@@ -393,7 +393,7 @@ def placement(r: Run, executor: str) -> str | None:
         why = spark_unrendered(r)
         if why is not None:
             return f"spark: {replaced} (the delta program does not run on Spark: {why})"
-        return (f"{SPARK_PROGRAM} for batches under "
+        return (f"{SPARK_PROGRAM} ({rendered.spark_reads(r.plan)}) for batches under "
                 f"{r.router.spark_delta_below:.0%} of the view's input, else {replaced}")
     if executor != "sql":
         return None

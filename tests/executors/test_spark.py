@@ -175,7 +175,11 @@ def test_spark_runs_the_delta_program_and_every_node_stays_equal_to_scratch(
     assert where[views["counted"]].startswith(
         "spark: every node evaluated and its state replaced by the difference (the delta "
         "program does not run on Spark: a group"), where[views["counted"]]
-    assert where[views["minus"]].startswith("spark: the delta program as Spark SQL")
+    assert where[views["minus"]].startswith(
+        "spark: the delta program as Spark SQL (every read of the graph by the values ΔG "
+        "gives ?x, of the triples they reach) for batches under"), where[views["minus"]]
+    assert where[views["not-exists"]].startswith(
+        "spark: the delta program as Spark SQL (reading every triple of its predicates)")
 
 
 def test_router_picks_by_size_and_can_be_forced() -> None:

@@ -218,6 +218,14 @@ def test_a_program_on_spark_reads_only_the_triples_its_keys_reach() -> None:
         assert found is not None and found.reach is None and found.whole, name
     found = program(RENDERED["star-exists"])  # the star by its keys, the EXISTS by the graph
     assert found is not None and found.reach is not None and found.whole
+    # and the view's placement says so
+    assert R.reads(plan("optional")) == \
+        "every read of the graph by the values ΔG gives ?y, of the triples they reach"
+    assert R.reads(plan("star-exists")) == \
+        "each BGP that is a star re-evaluated on the values ΔG gives its centre, the other " \
+        "reads over every triple of its predicates"
+    assert R.reads(plan("distinct")) == "reading ΔG's triples only"
+    assert R.reads(plan("path-filter")) == "reading every triple of its predicates"
 
 
 def test_a_term_joins_from_the_change_along_subjects_then_objects() -> None:

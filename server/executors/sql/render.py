@@ -1064,6 +1064,25 @@ def reaches(plan: P.Plan) -> bool:
     return not r.whole
 
 
+def reads(plan: P.Plan) -> str:
+    """What the plan's program on Spark reads of the graph, in words, for
+    the view's placement: by its batch's keys (``partition``, ``hub``:
+    note 175) or every triple of its predicates."""
+    r = Renderer(plan, stand_ins(plan), 1, Known({}), spark=True)
+    _program(r)
+    if not r.reaching and not r.whole:
+        return "reading ΔG's triples only"
+    if r.centre is not None:
+        return (f"every read of the graph by the values ΔG gives ?{r.centre}, "
+                "of the triples they reach")
+    stars = [n for n in plan.nodes if isinstance(n, P.Scan) and hub(n.triples) is not None]
+    if not stars:
+        return "reading every triple of its predicates"
+    return ("each BGP that is a star re-evaluated on the values ΔG gives its centre, "
+            + ("of the triples they reach" if not r.whole
+               else "the other reads over every triple of its predicates"))
+
+
 def stand_ins(plan: P.Plan) -> dict[str, NodeTables]:
     """Tables for every schema of every stored node, named only to render
     the plan (what it would read and whether it renders)."""

@@ -75,6 +75,13 @@ def reaches(plan: Plan) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
+def spark_reads(plan: Plan) -> str:
+    """What the plan's program on Spark reads of the graph, in words
+    (``R.reads``)."""
+    return R.reads(plan)
+
+
+@functools.lru_cache(maxsize=1024)
 def scans(plan: Plan) -> int:
     """The triple scans the plan's rendered statement joins: Σ n² over its
     BGPs of n patterns (Theorem 4.3's n delta terms of n scans each)."""
