@@ -80,7 +80,8 @@ class Scan(Node):
     triples: tuple[A.TriplePattern, ...]
 
     def describe(self) -> str:
-        return f"BGP of {len(self.triples)} triple patterns: ΔB by Theorem 4.3"
+        n = len(self.triples)
+        return f"BGP of {n} triple pattern{'' if n == 1 else 's'}: ΔB by Theorem 4.3"
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -20,12 +20,12 @@ def test_the_plan_says_what_each_node_keeps() -> None:
         "Project ?x ?y ?z: π(ΔP1) [stored: the view's results]",
         "  Union: ΔP1 + ΔP2 [not stored: no rule reads it as it was]",
         "    Join: Theorem 4.5 [not stored: no rule reads it as it was]",
-        "      BGP of 1 triple patterns: ΔB by Theorem 4.3 [read through the data]",
-        "      BGP of 1 triple patterns: ΔB by Theorem 4.3 [read through the data]",
+        "      BGP of 1 triple pattern: ΔB by Theorem 4.3 [read through the data]",
+        "      BGP of 1 triple pattern: ΔB by Theorem 4.3 [read through the data]",
         ("    Diff (OPTIONAL's unmatched side): Theorem 4.6 over changed right-hand support "
          "[stored]"),
-        "      BGP of 1 triple patterns: ΔB by Theorem 4.3 [read through the data]",
-        "      BGP of 1 triple patterns: ΔB by Theorem 4.3 [read through the data]"]
+        "      BGP of 1 triple pattern: ΔB by Theorem 4.3 [read through the data]",
+        "      BGP of 1 triple pattern: ΔB by Theorem 4.3 [read through the data]"]
 
 
 def test_a_filtered_join_under_a_projection_is_not_kept() -> None:
