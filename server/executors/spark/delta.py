@@ -70,8 +70,12 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
          had: set[str], pods: list[int], predicates: list[int] | None, cfg: SparkConfig) -> Any:
     """The program's rows (Arrow). Tables not in ``had`` were created by
     this job, invisible in its exported snapshot: empty."""
-    in_pods = f"IN ({', '.join(str(int(p)) for p in pods)})"  # the SQL's pods parameter
-    steps = [(name, body.replace(f"= ANY({R.PODS})", in_pods)) for name, body in program.steps]
+    in_pods = f"IN ({', '.join(str(int(p)) for p in pods)})"
+
+    def with_pods(sql: str) -> str:  # the SQL's pods parameter, written in
+        return sql.replace(f"= ANY({R.PODS})", in_pods)
+
+    steps = [(name, with_pods(body)) for name, body in program.steps]
     sql = " ".join(body for _, body in steps)
     spark = session(cfg)
     views: dict[str, Any] = {R.DG: _shipped(spark, conn, f"SELECT s, p, o, sign FROM {R.DG}",
@@ -97,8 +101,7 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
         return read(query, column)
 
     if program.reach is not None:  # the triples the keys reach, from this snapshot
-        views[R.REACH] = _shipped(spark, conn, program.reach.replace(f"= ANY({R.PODS})",
-                                                                     in_pods),
+        views[R.REACH] = _shipped(spark, conn, with_pods(program.reach),
                                   ["s", "p", "o", "kn", "ko"])
     if program.whole:
         views["pod_triples"] = read(

@@ -1046,7 +1046,7 @@ def unrendered(plan: P.Plan, spark: bool = False) -> str | None:
     """Why the plan's delta program does not render (to Spark SQL with
     ``spark``): the first node that does not; None when it does."""
     try:
-        _program(Renderer(plan, stand_ins(plan), 1, Known({}), spark))
+        _rendered(plan, spark)
     except NotRendered as e:
         return str(e)
     return None
@@ -1056,31 +1056,35 @@ def reaches(plan: P.Plan) -> bool:
     """Whether the plan's Spark program reads the graph only by its batch's
     keys (``reach``), not every triple of its predicates (False where it
     does not render there)."""
-    r = Renderer(plan, stand_ins(plan), 1, Known({}), spark=True)
     try:
-        _program(r)
+        return not _rendered(plan, spark=True).whole
     except NotRendered:
         return False
-    return not r.whole
 
 
 def reads(plan: P.Plan) -> str:
     """What the plan's program on Spark reads of the graph, in words, for
     the view's placement: by its batch's keys (``partition``, ``hub``:
     note 175) or every triple of its predicates."""
-    r = Renderer(plan, stand_ins(plan), 1, Known({}), spark=True)
-    _program(r)
+    r = _rendered(plan, spark=True)
     if not r.reaching and not r.whole:
         return "reading ΔG's triples only"
     if r.centre is not None:
         return (f"every read of the graph by the values ΔG gives ?{r.centre}, "
                 "of the triples they reach")
-    stars = [n for n in plan.nodes if isinstance(n, P.Scan) and hub(n.triples) is not None]
-    if not stars:
+    if not r.reached:  # no star
         return "reading every triple of its predicates"
     return ("each BGP that is a star re-evaluated on the values ΔG gives its centre, "
             + ("of the triples they reach" if not r.whole
                else "the other reads over every triple of its predicates"))
+
+
+def _rendered(plan: P.Plan, spark: bool) -> Renderer:
+    """The plan's program rendered over stand-in tables, every predicate
+    taken as changed (``NotRendered`` where a node does not render)."""
+    r = Renderer(plan, stand_ins(plan), 1, Known({}), spark)
+    _program(r)
+    return r
 
 
 def stand_ins(plan: P.Plan) -> dict[str, NodeTables]:
