@@ -9,27 +9,42 @@ triggers captured it or the rendered statement recorded it, design note
 are in tests/executors/test_spark.py, beside the other Spark tests: one
 Spark session warms up once).
 
-Its share of ``PODVIEWS_FUZZ_EXAMPLES``: a 25th through SQL, a 2500th
+Its share of ``PODVIEWS_FUZZ_EXAMPLES``: a 25th through SQL (and a 50th
+with every batch's keys probed), a 2500th
 through Spark (the in-memory engine runs all of them,
 tests/engine/test_fuzz_terms.py)."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
 from collections import Counter
+from collections.abc import Iterator
 
 import sqlalchemy as sa
 from hypothesis import given
-from rdflib.term import Identifier
+from hypothesis import strategies as st
+from rdflib.term import Identifier, Literal
 
 from server.api.consents.service import record_grant
 from server.api.views.service import register_view
 from server.errors import Conflict
+from server.executors.sql import run as rendered
 from server.maintenance import jobs
 from server.maintenance.router import Router
 from storage import catalog, pods
 from tests.engine.fuzz_paths import PathCase, check_path_case, path_cases
-from tests.engine.fuzz_terms import PREFIXES, Case, Changes, cases, check_case
+from tests.engine.fuzz_terms import (
+    IRIS,
+    PREDICATES,
+    PREFIXES,
+    Case,
+    Changes,
+    cases,
+    check_case,
+    render,
+)
 from tests.engine.test_fuzz_paths import EXAMPLES as PATH_EXAMPLES
 from tests.engine.test_fuzz_terms import EXAMPLES, fuzz_settings
 from tests.maintenance.test_feed import Follower
@@ -101,6 +116,68 @@ SQL = Router(mode="sql", render=True)  # plans that render run as SQL, the other
 @given(case=cases())
 def test_sql_executor_agrees_with_pyoxigraph(cases_engine: sa.Engine, case: Case) -> None:
     check_case(case, InPipeline(cases_engine, case, SQL))
+
+
+# Stars (every pattern's subject ?s), the shapes ``render.Renderer.star_scan``
+# re-evaluates on ΔG's subjects: shared objects, a constant, the subject as
+# object, a predicate twice, an OPTIONAL and a filter above one; and one it
+# leaves to Theorem 4.3's terms (a variable predicate)
+_STARS = ("?s :p ?o . ?s :q ?w", "?s :p ?o . ?s :q ?o", "?s :p ⟨c0⟩ . ?s :q ?w",
+          "?s :p ?s . ?s :q ?w", "?s :p ?o . ?s ?x ?w", "?s :p ?o . ?s :p ?w",
+          "?s :p ?o . ?s :q ?w FILTER(?o != ?w)", "?t :q ?w OPTIONAL { ?s :p ?o . ?s :q ?w }")
+
+
+@st.composite
+def star_cases(draw: st.DrawFn) -> Case:
+    """A case of ``cases``' data and batches whose query is a star's."""
+    case = draw(cases())
+    query = render(f"SELECT * WHERE {{ {draw(st.sampled_from(_STARS))} }}", case.pool, True)
+    return dataclasses.replace(case, query=query, order_vars=(), by_value=(), limit=None,
+                               offset=0)
+
+
+@fuzz_settings(EXAMPLES // 50)
+@given(case=st.one_of(cases(), star_cases()))
+def test_sql_executor_probing_every_batch_agrees_with_pyoxigraph(cases_engine: sa.Engine,
+                                                                  case: Case) -> None:
+    """Every batch rendered as one small beside the graph (``run.probed``):
+    its keys read by index probes, a star's mappings re-evaluated on them
+    (``render.Renderer.star_scan``, design note 177) — what a large pod's
+    batches run, which the fuzzer's few triples never reach by the
+    statistics."""
+    with probing():
+        check_case(case, InPipeline(cases_engine, case, SQL))
+
+
+def test_stars_probed_with_the_centre_as_object_or_a_variable_predicate(
+        cases_engine: sa.Engine) -> None:
+    """Star shapes a random case draws seldom, each batch probed: the
+    centre repeated as a pattern's object, beside a shared object and
+    beside its own predicate again."""
+    a, b, c = IRIS[:3]
+    p, q = PREDICATES
+    triples = ((a, p, a), (a, q, Literal(1)), (b, p, b), (b, q, Literal(2)), (c, p, a),
+               (a, q, Literal(3)))
+    batches = (((0, 1), (1, 1), (2, 1), (4, 1)), ((3, 1), (0, -1)), ((0, 1), (5, 1), (1, -1)),
+               ((2, -1), (3, -1), (4, -1)))
+    with probing():
+        for pattern in ("?s :p ?s . ?s :q ?w", "?s :p ?s . ?s :q ?o . ?s :p ?o",
+                        "?s :q ?w . ?s :p ?s . ?s :p ?o"):
+            case = Case(pool=(Literal(1),), triples=triples, batches=batches,
+                        query=f"SELECT * WHERE {{ {pattern} }}")
+            check_case(case, InPipeline(cases_engine, case, SQL))
+
+
+@contextlib.contextmanager
+def probing() -> Iterator[None]:
+    """Every batch's keys read by index probes (``run.probed``), however
+    small the graph."""
+    was = rendered.probed
+    rendered.probed = lambda size, graph_rows: True
+    try:
+        yield
+    finally:
+        rendered.probed = was
 
 
 @fuzz_settings(max(PATH_EXAMPLES // 5, 1))

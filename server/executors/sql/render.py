@@ -440,6 +440,9 @@ class Renderer:
             self.keys += [self.key(tp, centre) for tp in changed]
             if changed and len(n.triples) > 1:
                 return self.hub_scan(n)
+        centre = subject_hub(n.triples) if self.known.probe and not self.spark else None
+        if centre is not None and changed:
+            return self.star_scan(n, centre, changed)
         for i, tp in enumerate(n.triples):
             if tp not in changed:
                 continue  # Ti(ΔG) is empty
@@ -469,6 +472,52 @@ class Renderer:
         k = (f"({' * '.join(f'{a}.kn' for a in aliases)} - "
              f"{' * '.join(f'{a}.ko' for a in aliases)})")
         return self.summed(n, [self.select(n, join(items), [f"{k} <> 0"], k)])
+
+    def star_scan(self, n: P.Scan, centre: str, changed: Sequence[A.TriplePattern]) -> str | None:
+        """ΔB of a star whose patterns all have its centre as subject, on
+        Postgres for a small batch (``Known.probe``): B(G') − B(G) on the
+        centre's values ΔG's triples give it (its keys), each pattern read
+        by index probes per key (``reached``), each triple with ``kn``
+        (in G') and ``ko`` (in G); a mapping's annotation is the product of
+        its triples' ``kn`` less that of their ``ko``. A mapping with any
+        other centre joins no triple of ΔG: its annotation is 1 − 1,
+        dropped. n probes a key, against Theorem 4.3's n terms of n − 1
+        joins each: a smaller statement, planned and started faster
+        (design note 177)."""
+        k = self.alias("k")
+        keys = Item(f"({' UNION '.join(self.key(tp, centre) for tp in changed)}) AS {k}",
+                    {centre: f"{k}.h"}, frozenset({centre}))
+        items = [self.reached_by(tp, centre, f"{k}.h") for tp in n.triples]
+        aliases = [it.sql.rsplit(" ", 1)[1] for it in items]
+        kn = " * ".join(f"{a}.kn" for a in aliases)
+        ko = " * ".join(f"{a}.ko" for a in aliases)
+        return self.summed(n, [self.select(n, join([keys, *connected([], items, [centre])]),
+                                           [f"{kn} <> {ko}"], f"({kn} - {ko})")])
+
+    def reached_by(self, tp: A.TriplePattern, centre: str, key: str) -> Item:
+        """The triples of G' and of ΔG's deletions matching ``tp`` whose
+        subject is ``key`` (``tp``'s subject the variable ``centre``), each
+        once with ``kn`` (1: in G') and ``ko`` (in G: not one of ΔG's
+        insertions), read by index probes: a LATERAL subquery, fenced."""
+        a = self.alias()
+        conds: dict[str, list[str]] = {"t": [f"t.s = {key}"], "d": [f"d.s = {key}"]}
+        cols: dict[str, str] = {}
+        for pos, slot in zip("po", (tp.p, tp.o)):
+            for side in ("t", "d"):
+                if slot == centre:
+                    conds[side].append(f"{side}.{pos} = {key}")
+                elif A.is_var(slot) and slot in cols:
+                    conds[side].append(f"{side}.{pos} = {side}.{cols[slot][len(a) + 1:]}")  # type: ignore[index]
+                elif not A.is_var(slot):
+                    conds[side].append(f"{side}.{pos} = {self.term(slot)}")
+            if A.is_var(slot) and slot != centre and slot not in cols:
+                cols[slot] = f"{a}.{pos}"  # type: ignore[index]
+        held = " AND ".join([f"t.pod_id = ANY({PODS})", *conds["t"], *self._one_per_pod("t")])
+        sql = (f"LATERAL (SELECT t.p, t.o, 1 AS kn, CASE WHEN EXISTS (SELECT 1 FROM {DG} g "
+               "WHERE g.sign > 0 AND g.p = t.p AND g.s = t.s AND g.o = t.o) THEN 0 ELSE 1 END AS ko "
+               f"FROM pod_triples t WHERE {held} UNION ALL SELECT d.p, d.o, 0, 1 FROM {DG} d "
+               f"WHERE d.sign < 0 AND {' AND '.join(conds['d'])}{self.fence}) AS {a}")
+        return Item(sql, cols, frozenset(cols))
 
     def _expr(self, e: A.Expr | None, j: Joined, iris: frozenset[str]) -> list[str]:
         if e is None:
@@ -959,6 +1008,17 @@ def hub(triples: Sequence[A.TriplePattern]) -> str | None:
     """A star's centre: a variable every one of ``triples`` (two or more)
     binds (``_shared``'s first); None if none."""
     return next(iter(_shared(triples)), None) if len(triples) > 1 else None
+
+
+def subject_hub(triples: Sequence[A.TriplePattern]) -> str | None:
+    """A star's centre that is the subject of every one of ``triples``
+    (two or more), each with a constant predicate: the graph's key and
+    ΔG's lead with (subject, predicate) or (predicate, subject), so each
+    pattern is read by probes per key (``Renderer.star_scan``); None if
+    none."""
+    s = triples[0].s if len(triples) > 1 else None
+    ok = A.is_var(s) and all(tp.s == s and not A.is_var(tp.p) for tp in triples)
+    return s if ok else None  # type: ignore[return-value]
 
 
 def _shared(patterns: Sequence[A.TriplePattern]) -> list[str]:

@@ -144,7 +144,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     if batch is None:
         return Maintained(0, 0)
     known, size = batch
-    if graph_rows is not None and size < PROBED_BELOW * graph_rows:
+    if probed(size, graph_rows):
         known = dataclasses.replace(known, probe=True)
     sql = rendering(plan, tables, len(pods), known, ending is not None)
     found = None
@@ -164,6 +164,13 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     if found is None:
         return Maintained(0, size)
     return Maintained(int(found.grown), size, found if ending is not None else None)
+
+
+def probed(size: int, graph_rows: float | None) -> bool:
+    """Whether a batch of ``size`` triples reads its keys' rows by index
+    probes: ΔG under ``PROBED_BELOW`` of ``graph_rows`` (the graph's
+    triples by the statistics; None or -1 before any: joins)."""
+    return graph_rows is not None and size < PROBED_BELOW * graph_rows
 
 
 def prepared_upto(plan: Plan) -> int:
