@@ -7,7 +7,7 @@ from sqlalchemy import Connection
 
 from server.executors import sql
 from server.maintenance.jobs import view_spec
-from storage import catalog, consents, views_repo
+from storage import catalog, consents, queue, views_repo
 from storage.pods_graph import DEFAULT_BASE
 from views.compile import compiled
 from views.kset import KSet
@@ -21,11 +21,23 @@ def scratch(conn: Connection, view: int, base: str = DEFAULT_BASE) -> KSet:
                        base, view_spec(compiled(row.query), row))
 
 
-def consistency(conn: Connection, base: str = DEFAULT_BASE) -> list[tuple[int, str, int]]:
+def consistency(conn: Connection, base: str = DEFAULT_BASE) -> list[tuple[int, str, int | None]]:
     """(view, name, annotated mappings that differ from scratch) for every
-    ready view; 0 everywhere means no drift. ``conn`` should be one snapshot."""
-    out = []
+    ready view; 0 everywhere means no drift. A view with jobs queued or
+    running is behind its pods' writes, not drifted from them: None, not
+    compared (``behind``). ``conn`` should be one snapshot."""
+    late = behind(conn)
+    out: list[tuple[int, str, int | None]] = []
     for v in views_repo.ready_views(conn):
+        if v.id in late:
+            out.append((v.id, v.name, None))
+            continue
         got, want = catalog.results(conn, v), scratch(conn, v.id, base)
         out.append((v.id, v.name, len(set(got.items()) ^ set(want.items()))))
     return out
+
+
+def behind(conn: Connection) -> set[int]:
+    """The views with jobs queued or running: a write they have not caught
+    up with yet, or a grant, revoke or backfill under way."""
+    return {int(j.view_id) for j in queue.pending(conn) if j.view_id is not None}

@@ -138,3 +138,46 @@ def test_watch_names_the_job_that_reports_progress() -> None:
                                             "(+1 pending)"
     assert _describe([change]) == "1 jobs queued"
     assert _describe([]) == "queue drained"
+
+
+def test_consistency_waits_for_a_view_behind_its_writes_and_names_one_still_behind(
+        migrated: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A write the worker has not applied yet is lag, not drift: `check
+    consistency` compares once the view's jobs are done (a worker runs them
+    meanwhile), and names a view still behind after ``--wait`` instead of
+    reporting its mappings as drifted; a view whose state was changed
+    behind the pipeline's back is drift."""
+    from server.api.views.service import register_view
+    from server.maintenance import worker
+    from server.maintenance.router import Router
+    from storage import pods
+    from tests.maintenance.test_pipeline import drain, setup
+
+    engine = sa.create_engine(migrated)
+    pod, consumer = setup(engine)
+    p = URIRef("http://ex/p")
+    with engine.begin() as c:
+        pods.put_resource(c, pod, "r", {(URIRef("http://ex/a"), p, Literal(1))})
+        view = register_view(c, consumer, "count", "SELECT (COUNT(*) AS ?n) WHERE { ?s <http://ex/p> ?o }")
+    drain(engine)
+    with engine.begin() as c:  # written, not yet maintained
+        pods.put_resource(c, pod, "r", {(URIRef("http://ex/a"), p, Literal(1)),
+                                        (URIRef("http://ex/b"), p, Literal(2))})
+    assert main(["check", "consistency", "--database-url", migrated, "--wait", "0"]) == 1
+    assert "behind its pods' writes" in capsys.readouterr().out
+    stop = threading.Event()
+    maintainer = threading.Thread(target=worker.run, args=(migrated,), kwargs={
+        "stop": stop, "idle_wait": 0.1, "router": Router(mode="sql")})
+    maintainer.start()
+    try:
+        assert main(["check", "consistency", "--database-url", migrated]) == 0
+    finally:
+        stop.set()
+        maintainer.join(30)
+    assert "1 consistent, 0 drifted" in capsys.readouterr().out
+    with engine.begin() as c:  # the state changed behind the pipeline's back: drift
+        for table in c.execute(sa.text("SELECT table_name FROM krel_tables WHERE view_id = :v"),
+                               {"v": view}).scalars():
+            c.execute(sa.text(f'DELETE FROM "{table}"'))
+    assert main(["check", "consistency", "--database-url", migrated, "--wait", "0"]) == 1
+    assert "mappings drifted" in capsys.readouterr().out
