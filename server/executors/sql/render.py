@@ -500,18 +500,17 @@ class Renderer:
         once with ``kn`` (1: in G') and ``ko`` (in G: not one of ΔG's
         insertions), read by index probes: a LATERAL subquery, fenced."""
         a = self.alias()
-        conds: dict[str, list[str]] = {"t": [f"t.s = {key}"], "d": [f"d.s = {key}"]}
-        cols: dict[str, str] = {}
+        at = {centre: "s"}  # each variable's first position
+        same = [("s", key)]  # (position, what it equals; {t}: the triple's table)
         for pos, slot in zip("po", (tp.p, tp.o)):
-            for side in ("t", "d"):
-                if slot == centre:
-                    conds[side].append(f"{side}.{pos} = {key}")
-                elif A.is_var(slot) and slot in cols:
-                    conds[side].append(f"{side}.{pos} = {side}.{cols[slot][len(a) + 1:]}")  # type: ignore[index]
-                elif not A.is_var(slot):
-                    conds[side].append(f"{side}.{pos} = {self.term(slot)}")
-            if A.is_var(slot) and slot != centre and slot not in cols:
-                cols[slot] = f"{a}.{pos}"  # type: ignore[index]
+            if not A.is_var(slot):
+                same.append((pos, self.term(slot)))
+            elif str(slot) in at:
+                same.append((pos, key if slot == centre else f"{{t}}.{at[str(slot)]}"))
+            else:
+                at[str(slot)] = pos
+        conds = {t: [f"{t}.{pos} = {v.format(t=t)}" for pos, v in same] for t in ("t", "d")}
+        cols = {v: f"{a}.{pos}" for v, pos in at.items() if v != centre}
         held = " AND ".join([f"t.pod_id = ANY({PODS})", *conds["t"], *self._one_per_pod("t")])
         sql = (f"LATERAL (SELECT t.p, t.o, 1 AS kn, CASE WHEN EXISTS (SELECT 1 FROM {DG} g "
                "WHERE g.sign > 0 AND g.p = t.p AND g.s = t.s AND g.o = t.o) THEN 0 ELSE 1 END AS ko "
