@@ -231,12 +231,24 @@ def test_concurrent_writers_keep_the_default_graph_a_counted_union(
                 "SELECT t.s, t.p, t.o, t.sign FROM change_triples t JOIN changes ch "
                 "ON ch.seq = t.seq WHERE ch.pod_id = :p ORDER BY t.seq"), {"p": pod}):
             logged.setdefault((s_, p_, o_), []).append(int(sign))
-    assert graph == counted
+    assert graph == counted, _diverging(graph, counted, logged)
     held = {(s_, p_, o_) for s_, p_, o_, _ in counted}
     for triple, signs in logged.items():
         assert signs == [1 if i % 2 == 0 else -1 for i in range(len(signs))], triple
         assert (len(signs) % 2 == 1) == (triple in held), triple
     assert held <= set(logged)
+
+
+def _diverging(graph: set, counted: set, logged: dict[tuple, list[int]]) -> str:
+    """Each triple whose count in the default graph differs from its
+    resources' quads: both counts and its ΔG signs in the log, in order (a
+    failure once in CI, not reproduced: session 37, design note 178)."""
+    n_graph = {(s_, p_, o_): n for s_, p_, o_, n in graph}
+    n_quads = {(s_, p_, o_): n for s_, p_, o_, n in counted}
+    return "; ".join(f"{t}: graph {n_graph.get(t, 0)}, quads {n_quads.get(t, 0)}, "
+                     f"logged {logged.get(t, [])}"
+                     for t in sorted(set(n_graph) | set(n_quads))
+                     if n_graph.get(t) != n_quads.get(t))
 
 
 def _recounted(c: sa.Connection, pod: int) -> tuple[set, set]:
