@@ -149,7 +149,7 @@ def test_sql_executor_probing_every_batch_agrees_with_pyoxigraph(cases_engine: s
         check_case(case, InPipeline(cases_engine, case, SQL))
 
 
-def test_stars_probed_with_the_centre_as_object_or_a_variable_predicate(
+def test_stars_probed_with_the_centre_as_an_object_too(
         cases_engine: sa.Engine) -> None:
     """Star shapes a random case draws seldom, each batch probed: the
     centre repeated as a pattern's object, beside a shared object and
