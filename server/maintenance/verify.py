@@ -38,6 +38,8 @@ def consistency(conn: Connection, base: str = DEFAULT_BASE) -> list[tuple[int, s
 
 
 def behind(conn: Connection) -> set[int]:
-    """The views with jobs queued or running: a write they have not caught
-    up with yet, or a grant, revoke or backfill under way."""
-    return {int(j.view_id) for j in queue.pending(conn) if j.view_id is not None}
+    """The ready views with jobs queued or running: a write they have not
+    caught up with yet, or a grant or revoke under way (a view still
+    backfilling is not compared at all)."""
+    pending = {int(j.view_id) for j in queue.pending(conn) if j.view_id is not None}
+    return {int(v.id) for v in views_repo.ready_views(conn) if int(v.id) in pending}
