@@ -26,7 +26,7 @@ def consistency(conn: Connection, base: str = DEFAULT_BASE) -> list[tuple[int, s
     ready view; 0 everywhere means no drift. A view with jobs queued or
     running is behind its pods' writes, not drifted from them: None, not
     compared (``behind``). ``conn`` should be one snapshot."""
-    late = behind(conn)
+    late = _pending(conn)
     out: list[tuple[int, str, int | None]] = []
     for v in views_repo.ready_views(conn):
         if v.id in late:
@@ -41,5 +41,10 @@ def behind(conn: Connection) -> set[int]:
     """The ready views with jobs queued or running: a write they have not
     caught up with yet, or a grant or revoke under way (a view still
     backfilling is not compared at all)."""
-    pending = {int(j.view_id) for j in queue.pending(conn) if j.view_id is not None}
+    pending = _pending(conn)
     return {int(v.id) for v in views_repo.ready_views(conn) if int(v.id) in pending}
+
+
+def _pending(conn: Connection) -> set[int]:
+    """The views with jobs queued or running."""
+    return {int(j.view_id) for j in queue.pending(conn) if j.view_id is not None}

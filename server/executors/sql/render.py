@@ -308,8 +308,7 @@ class Renderer:
                    f"SELECT {NULL}, d.s, d.p, d.o, d.sign FROM {DG} d) AS {a}")
             conds = [f"({a}.pod_id = ANY({PODS}) OR {a}.sign < 0)", f"{a}.sign <= 0"]
         if k.changed(p, k.inserted):  # a deleted triple is not inserted too: ΔG is net
-            conds.append(f"NOT EXISTS (SELECT 1 FROM {DG} d WHERE d.sign > 0 AND d.s = {a}.s "
-                         f"AND d.p = {a}.p AND d.o = {a}.o)")
+            conds.append(f"NOT {inserted(a)}")
         return sql, conds + self._one_per_pod(a)
 
     def delta(self, n: P.Node) -> Rel:
@@ -468,9 +467,7 @@ class Renderer:
         terms of n − 1 joins each: Spark's cost is per exchange, not per
         row (design note 175)."""
         items = connected([], [self.triple(t, "reach") for t in n.triples])
-        aliases = [it.sql.rsplit(" ", 1)[1] for it in items]  # "pv_reach AS t7"
-        k = (f"({' * '.join(f'{a}.kn' for a in aliases)} - "
-             f"{' * '.join(f'{a}.ko' for a in aliases)})")
+        k = net(items)
         return self.summed(n, [self.select(n, join(items), [f"{k} <> 0"], k)])
 
     def star_scan(self, n: P.Scan, centre: str, changed: Sequence[A.TriplePattern]) -> str | None:
@@ -487,12 +484,10 @@ class Renderer:
         k = self.alias("k")
         keys = Item(f"({' UNION '.join(self.key(tp, centre) for tp in changed)}) AS {k}",
                     {centre: f"{k}.h"}, frozenset({centre}))
-        items = [self.reached_by(tp, centre, f"{k}.h") for tp in n.triples]
-        aliases = [it.sql.rsplit(" ", 1)[1] for it in items]
-        kn = " * ".join(f"{a}.kn" for a in aliases)
-        ko = " * ".join(f"{a}.ko" for a in aliases)
-        return self.summed(n, [self.select(n, join([keys, *connected([], items, [centre])]),
-                                           [f"{kn} <> {ko}"], f"({kn} - {ko})")])
+        items = connected([], [self.reached_by(tp, centre, f"{k}.h") for tp in n.triples],
+                          [centre])
+        d = net(items)
+        return self.summed(n, [self.select(n, join([keys, *items]), [f"{d} <> 0"], d)])
 
     def reached_by(self, tp: A.TriplePattern, centre: str, key: str) -> Item:
         """The triples of G' and of ΔG's deletions matching ``tp`` whose
@@ -512,9 +507,8 @@ class Renderer:
         conds = {t: [f"{t}.{pos} = {v.format(t=t)}" for pos, v in same] for t in ("t", "d")}
         cols = {v: f"{a}.{pos}" for v, pos in at.items() if v != centre}
         held = " AND ".join([f"t.pod_id = ANY({PODS})", *conds["t"], *self._one_per_pod("t")])
-        sql = (f"LATERAL (SELECT t.p, t.o, 1 AS kn, CASE WHEN EXISTS (SELECT 1 FROM {DG} g "
-               "WHERE g.sign > 0 AND g.p = t.p AND g.s = t.s AND g.o = t.o) THEN 0 ELSE 1 END AS ko "
-               f"FROM pod_triples t WHERE {held} UNION ALL SELECT d.p, d.o, 0, 1 FROM {DG} d "
+        sql = (f"LATERAL (SELECT t.p, t.o, 1 AS kn, CASE WHEN {inserted('t')} THEN 0 ELSE 1 END "
+               f"AS ko FROM pod_triples t WHERE {held} UNION ALL SELECT d.p, d.o, 0, 1 FROM {DG} d "
                f"WHERE d.sign < 0 AND {' AND '.join(conds['d'])}{self.fence}) AS {a}")
         return Item(sql, cols, frozenset(cols))
 
@@ -1009,15 +1003,30 @@ def hub(triples: Sequence[A.TriplePattern]) -> str | None:
     return next(iter(_shared(triples)), None) if len(triples) > 1 else None
 
 
+def net(items: Sequence[Item]) -> str:
+    """A star's mapping's annotation from its triples' rows (``kn``: in G',
+    ``ko``: in G, each item's last word its alias): Π kn − Π ko."""
+    aliases = [it.sql.rsplit(" ", 1)[1] for it in items]  # "pv_reach AS t7"
+    return (f"({' * '.join(f'{a}.kn' for a in aliases)} - "
+            f"{' * '.join(f'{a}.ko' for a in aliases)})")
+
+
+def inserted(a: str) -> str:
+    """Whether the triple of the row ``a`` is one of ΔG's insertions: in G'
+    and not in G."""
+    return (f"EXISTS (SELECT 1 FROM {DG} d WHERE d.sign > 0 AND d.s = {a}.s AND d.p = {a}.p "
+            f"AND d.o = {a}.o)")
+
+
 def subject_hub(triples: Sequence[A.TriplePattern]) -> str | None:
     """A star's centre that is the subject of every one of ``triples``
     (two or more), each with a constant predicate: the graph's key and
     ΔG's lead with (subject, predicate) or (predicate, subject), so each
     pattern is read by probes per key (``Renderer.star_scan``); None if
     none."""
-    s = triples[0].s if len(triples) > 1 else None
-    ok = A.is_var(s) and all(tp.s == s and not A.is_var(tp.p) for tp in triples)
-    return s if ok else None  # type: ignore[return-value]
+    centre = hub(triples)  # a variable every pattern has as subject comes first
+    ok = centre is not None and all(tp.s == centre and not A.is_var(tp.p) for tp in triples)
+    return centre if ok else None
 
 
 def _shared(patterns: Sequence[A.TriplePattern]) -> list[str]:
@@ -1052,9 +1061,8 @@ def reach(r: Renderer) -> str | None:
                  *(f"t.{pos} = {r.term(x)}" for pos, x in slots if not A.is_var(x))]
         parts.append(f"SELECT t.s, t.p, t.o FROM pod_triples t WHERE {' AND '.join(conds)}")
     reached = " UNION ".join(parts) or "SELECT s, p, o FROM pod_triples WHERE false"
-    return (f"WITH keys AS ({keys}) SELECT g.s, g.p, g.o, 1 AS kn, CASE WHEN EXISTS "
-            f"(SELECT 1 FROM {DG} d WHERE d.sign > 0 AND d.s = g.s AND d.p = g.p "
-            f"AND d.o = g.o) THEN 0 ELSE 1 END AS ko FROM ({reached}) AS g UNION ALL "
+    return (f"WITH keys AS ({keys}) SELECT g.s, g.p, g.o, 1 AS kn, CASE WHEN {inserted('g')} "
+            f"THEN 0 ELSE 1 END AS ko FROM ({reached}) AS g UNION ALL "
             f"SELECT d.s, d.p, d.o, 0, 1 FROM {DG} d WHERE d.sign < 0")
 
 
