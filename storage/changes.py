@@ -32,20 +32,29 @@ KIND = "apply_changes"  # the kind of job a change makes for each view it wakes
 # the other writer and reads the count it left, and whether a deleted
 # triple's row goes (``gone``) or counts one less (``fewer``) is decided on
 # that count, not on the one this statement's snapshot saw (design note
-# 166). They are locked in key order before any insertion (``up`` reads
-# ``held`` first), so two writers lock shared rows in one order and do not
-# deadlock over them (65 deadlocks in 1,600 racing writes, 1 after). The
-# statement is planned for each write (not prepared): its plan depends on
-# the pod's size and the diff's, which a plan kept on a session would not
-# follow.
+# 166). Every removed triple's row is one or the other, and the statement
+# checks it did so (``podviews_all_removed``, migration 0031): else it
+# fails as a serialization failure, which the writers retry. The rows are
+# locked through one materialised CTE of the signed diff (``keyed``): as a
+# ``UNION ALL`` of the two, Postgres's recheck of a row another writer had
+# updated (EvalPlanQual) lost the row when the join's outer side was the
+# union, and its count went unchanged (design note 179). They are locked
+# in key order before any insertion (``up`` reads ``held`` first), so two
+# writers lock shared rows in one order and do not deadlock over them (65
+# deadlocks in 1,600 racing writes, 1 after). The statement is planned for
+# each write (not prepared): its plan depends on the pod's size and the
+# diff's, which a plan kept on a session would not follow.
+#
+# The resource's own diff, its named graph's change (migration 0013).
+_DIFF = "(SELECT s, p, o, 1 AS sign FROM {ins} UNION ALL SELECT s, p, o, -1 FROM {dels})"
 _APPLY = """
 WITH ins AS (SELECT s, p, o FROM {ins} ORDER BY s, p, o),
 del AS (SELECT s, p, o FROM {dels}),
 quads_in AS (INSERT INTO quads (resource_id, s, p, o) SELECT :r, s, p, o FROM ins),
 quads_out AS (DELETE FROM quads q USING del d
   WHERE q.resource_id = :r AND q.s = d.s AND q.p = d.p AND q.o = d.o),
-held AS MATERIALIZED (SELECT t.s, t.p, t.o, t.n, k.sign FROM pod_triples t
-  JOIN (SELECT s, p, o, 1 AS sign FROM ins UNION ALL SELECT s, p, o, -1 FROM del) AS k
+keyed AS MATERIALIZED """ + _DIFF.format(ins="ins", dels="del") + """,
+held AS MATERIALIZED (SELECT t.s, t.p, t.o, t.n, k.sign FROM pod_triples t JOIN keyed k
   ON t.pod_id = :pod AND t.s = k.s AND t.p = k.p AND t.o = k.o
   ORDER BY t.s, t.p, t.o FOR UPDATE OF t),
 up AS (INSERT INTO pod_triples (pod_id, s, p, o, n) SELECT :pod, s, p, o, 1 FROM ins
@@ -57,23 +66,23 @@ gone AS (DELETE FROM pod_triples t USING held h
 fewer AS (UPDATE pod_triples t SET n = t.n - 1 FROM held h
   WHERE t.pod_id = :pod AND t.s = h.s AND t.p = h.p AND t.o = h.o AND h.sign < 0 AND h.n > 1
   RETURNING 1),
-delta AS (SELECT s, p, o, 1 AS sign FROM up WHERE n = 1 UNION ALL SELECT s, p, o, -1 FROM gone)
+delta AS (SELECT s, p, o, 1 AS sign FROM up WHERE n = 1 UNION ALL SELECT s, p, o, -1 FROM gone
+  WHERE podviews_all_removed((SELECT count(*) FROM gone) + (SELECT count(*) FROM fewer),
+                             (SELECT count(*) FROM del)))
 """
 # Writers take sequence numbers one at a time and hold them to commit (the
 # advisory lock, taken before the row's sequence number is drawn: ``change``
 # reads ``lock``), so commit order is sequence order: a snapshot holds a
 # prefix of the log. In one statement the lock is taken once the pod's
-# default graph is changed (it reads every row ``up``, ``gone`` and ``fewer``
-# return), as when it was a statement of its own: a writer never waits for a
-# row of ``pod_triples`` while holding the lock the other writers wait for.
+# default graph is changed (``delta`` reads every row ``up``, ``gone`` and
+# ``fewer`` return), as when it was a statement of its own: a writer never
+# waits for a row of ``pod_triples`` while holding the lock the other
+# writers wait for.
 _LOCK = "SELECT pg_advisory_xact_lock(:k)"
-_LOCK_APPLIED = (_LOCK + " FROM (SELECT count(*) FROM delta) AS applied, "
-                 "(SELECT count(*) FROM fewer) AS counted")
+_LOCK_APPLIED = _LOCK + " FROM (SELECT count(*) FROM delta) AS applied"
 _CHANGE = ("INSERT INTO changes (pod_id, resource_id, path, inserted, deleted) "
            "SELECT :pod, :r, (SELECT path FROM resources WHERE id = :r), :ni, :nd {lock} "
            "RETURNING seq")
-# The resource's own diff, its named graph's change (migration 0013).
-_DIFF = "(SELECT s, p, o, 1 AS sign FROM {ins} UNION ALL SELECT s, p, o, -1 FROM {dels})"
 # The views reading the pod (:pod) that a change of these predicates (:preds)
 # can wake (``views_woken``).
 _WOKEN = ("SELECT DISTINCT v.id FROM consents c JOIN views v ON v.consumer_id = c.consumer_id "
@@ -90,7 +99,7 @@ _WRITE = (
     "SELECT change.seq, d.s, d.p, d.o, d.sign FROM change, delta d), "
     "diff AS (INSERT INTO change_quads (seq, s, p, o, sign) "
     "SELECT change.seq, d.s, d.p, d.o, d.sign FROM change, "
-    + _DIFF.format(ins="ins", dels="del") + " AS d ORDER BY d.s, d.p, d.o), "
+    "keyed AS d ORDER BY d.s, d.p, d.o), "
     "jobs AS (" + queue.insert_jobs(f"change, ({_WOKEN}) AS v",
                                     "jsonb_build_object('seq', change.seq)") + ") "
     "SELECT change.seq, (SELECT pg_notify(:channel, :kind) FROM (SELECT 1 FROM jobs LIMIT 1) "
