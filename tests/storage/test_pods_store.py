@@ -364,9 +364,9 @@ def test_a_write_that_cannot_count_down_a_removed_triple_fails_to_be_retried(
         c.execute(sa.text("DELETE FROM pod_triples WHERE pod_id = :p AND o = "
                           "(SELECT max(o) FROM pod_triples WHERE pod_id = :p)"), {"p": pod})
         before = c.execute(sa.text("SELECT count(*) FROM changes")).scalar_one()
-    with pytest.raises(sa.exc.OperationalError, match="applied 1 of its 2 removed") as e:
-        with engine.begin() as c:
-            pods.put_resource(c, pod, "r", [])
+    with (pytest.raises(sa.exc.OperationalError, match="applied 1 of its 2 removed") as e,
+          engine.begin() as c):
+        pods.put_resource(c, pod, "r", [])
     assert db.transient(e.value)
     with engine.connect() as c:
         assert c.execute(sa.text("SELECT count(*) FROM changes")).scalar_one() == before
