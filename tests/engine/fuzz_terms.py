@@ -323,6 +323,7 @@ PATTERN_P = "?s :p ?o"
 PATTERN_PQ = "?s :p ?o . ?t :q ?w"
 PATTERN_OPT = "?s :p ?o OPTIONAL { ?s :q ?w }"
 PATTERN_STAR = "?s :p ?o . ?s :q ?w"  # a star: every pattern's subject ?s (design note 177)
+PATTERN_ANCHORED = ":a :p ?s . ?s :q ?o . :a :q ?w"  # reached from :a (design note 180)
 
 
 @st.composite
@@ -332,12 +333,13 @@ def _queries(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _bind(draw: st.DrawFn, e: Exprs) -> dict[str, Any]:
-    pattern = draw(st.sampled_from([PATTERN_P, PATTERN_PQ, PATTERN_OPT, PATTERN_STAR]))
+    pattern = draw(st.sampled_from([PATTERN_P, PATTERN_PQ, PATTERN_OPT, PATTERN_STAR,
+                                    PATTERN_ANCHORED]))
     return {"query": f"SELECT ?s ?o ?z WHERE {{ {pattern} BIND({draw(e.value())} AS ?z) }}"}
 
 
 def _filter(draw: st.DrawFn, e: Exprs) -> dict[str, Any]:
-    pattern = draw(st.sampled_from([PATTERN_PQ, PATTERN_OPT, PATTERN_STAR]))
+    pattern = draw(st.sampled_from([PATTERN_PQ, PATTERN_OPT, PATTERN_STAR, PATTERN_ANCHORED]))
     return {"query": f"SELECT ?s ?t ?o ?w WHERE {{ {pattern} FILTER({draw(e.condition())}) }}"}
 
 

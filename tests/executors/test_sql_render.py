@@ -669,6 +669,12 @@ def test_the_view_says_where_its_batches_run(migrated: str) -> None:
     # 1 + 11² triple scans in its statement (more than PLANNED_SCANS), solutions from the first
     wide = P + "SELECT * WHERE { { ?x :p ?y } UNION { ?x :p ?y . ?x :q ?z . " + \
         " ".join(f"?x :r{i} ?w{i} ." for i in range(9)) + " } }"
+    # three OPTIONALs: 21 tables to merge into, one per schema of each stored node
+    optionals = P + "SELECT * WHERE { ?x :p ?y OPTIONAL { ?x :q ?a } OPTIONAL { ?x :r ?b } " \
+        "OPTIONAL { ?x :s ?c } }"
+    # twelve patterns reached from :a: one join of 12 probes (design note 180), not 12²
+    anchor = P + "SELECT * WHERE { :a :p ?y . " + \
+        " ".join(f":a :r{i} ?w{i} ." for i in range(10)) + " ?y :q ?z }"
     pod, consumer = setup(engine)
     with engine.begin() as c:
         joined = register_view(c, consumer, "bgp-join", RENDERED["bgp-join"])
@@ -676,6 +682,8 @@ def test_the_view_says_where_its_batches_run(migrated: str) -> None:
         optional = register_view(c, consumer, "optional", RENDERED["optional"])
         summed = register_view(c, consumer, "sum-group", RENDERED["sum-group"])
         widened = register_view(c, consumer, "wide", wide)
+        merged = register_view(c, consumer, "optionals", optionals)
+        anchored = register_view(c, consumer, "anchored", anchor)
 
     def placements(router: Router, i: int) -> dict[int, str]:
         with engine.begin() as c:
@@ -684,7 +692,7 @@ def test_the_view_says_where_its_batches_run(migrated: str) -> None:
         while jobs.run_one(engine, "test", router):
             pass
         return {v: describe(engine, Principal("admin"), v).placement or ""
-                for v in (joined, counted, optional, summed, widened)}
+                for v in (joined, counted, optional, summed, widened, merged, anchored)}
 
     off = placements(Router(mode="sql"), 0)
     assert off[joined] == off[counted] == "sql: interpreter, rendering is off (PODVIEWS_SQL_RENDER)"
@@ -700,7 +708,11 @@ def test_the_view_says_where_its_batches_run(migrated: str) -> None:
     # a view that groups renders whatever its size: its batches read the members of the
     # groups they touch, which no stored row counts (note 153); so does one whose
     # statement is cheap to plan (note 154)
-    assert big[summed] == big[optional] == "sql: one rendered statement per batch", big
+    assert big[summed] == big[optional] == big[anchored] == \
+        "sql: one rendered statement per batch", big
+    assert big[merged] == "sql: interpreter, its statement merges into 21 tables (over 16) " \
+        "and its state and its solutions hold fewer than 1,000,000 rows " \
+        "(PODVIEWS_SQL_RENDER_FROM_ROWS)", big
     assert placements(Router(mode="sql", render_from_rows=1), 3)[widened] == \
         "sql: one rendered statement per batch"
     engine.dispose()

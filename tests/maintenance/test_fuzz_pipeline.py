@@ -118,26 +118,35 @@ def test_sql_executor_agrees_with_pyoxigraph(cases_engine: sa.Engine, case: Case
     check_case(case, InPipeline(cases_engine, case, SQL))
 
 
-# Stars (every pattern's subject ?s), the shapes ``render.Renderer.star_scan``
-# re-evaluates on ΔG's subjects: shared objects, a constant, the subject as
-# object, a predicate twice, an OPTIONAL and a filter above one; and one it
-# leaves to Theorem 4.3's terms (a variable predicate)
-_STARS = ("?s :p ?o . ?s :q ?w", "?s :p ?o . ?s :q ?o", "?s :p ⟨c0⟩ . ?s :q ?w",
-          "?s :p ?s . ?s :q ?w", "?s :p ?o . ?s ?x ?w", "?s :p ?o . ?s :p ?w",
-          "?s :p ?o . ?s :q ?w FILTER(?o != ?w)", "?t :q ?w OPTIONAL { ?s :p ?o . ?s :q ?w }")
+# The shapes read by index probes. Stars (every pattern's subject ?s), which
+# ``render.Renderer.star_scan`` re-evaluates on ΔG's subjects: shared objects, a
+# constant, the subject as object, a predicate twice, an OPTIONAL and a filter above
+# one; and one it leaves to Theorem 4.3's terms (a variable predicate). BGPs anchored
+# at constant subjects (``render.anchored``, design note 180), evaluated whole: a
+# chain, a constant's star, a variable bound twice, two anchors, one in no triple.
+_PROBED_SHAPES = (
+    "?s :p ?o . ?s :q ?w", "?s :p ?o . ?s :q ?o", "?s :p ⟨c0⟩ . ?s :q ?w",
+    "?s :p ?s . ?s :q ?w", "?s :p ?o . ?s ?x ?w", "?s :p ?o . ?s :p ?w",
+    "?s :p ?o . ?s :q ?w FILTER(?o != ?w)", "?t :q ?w OPTIONAL { ?s :p ?o . ?s :q ?w }",
+    ":a :p ?o . ?o :q ?w", ":a :p ?o . :a :q ?w", ":a :p ?o . ?o :p ?w . ?w :q ?x",
+    ":a :p ?o . ?o :q ?o", ":a :p ?o . :b :q ?o", ":a :p ?o . ?o :q ⟨c0⟩",
+    ":z :p ?o . ?o :q ?w", "?t :q ?w OPTIONAL { :a :p ?o . ?o :q ?w }",
+    ":a :p ?o . ?o :q ?w . ?w :p ?o")
 
 
 @st.composite
-def star_cases(draw: st.DrawFn) -> Case:
-    """A case of ``cases``' data and batches whose query is a star's."""
+def probed_cases(draw: st.DrawFn) -> Case:
+    """A case of ``cases``' data and batches whose query is a star's, or
+    a BGP's anchored at constant subjects."""
     case = draw(cases())
-    query = render(f"SELECT * WHERE {{ {draw(st.sampled_from(_STARS))} }}", case.pool, True)
+    shape = draw(st.sampled_from(_PROBED_SHAPES))
+    query = render(f"SELECT * WHERE {{ {shape} }}", case.pool, True)
     return dataclasses.replace(case, query=query, order_vars=(), by_value=(), limit=None,
                                offset=0)
 
 
 @fuzz_settings(EXAMPLES // 50)
-@given(case=st.one_of(cases(), star_cases()))
+@given(case=st.one_of(cases(), probed_cases()))
 def test_sql_executor_probing_every_batch_agrees_with_pyoxigraph(cases_engine: sa.Engine,
                                                                   case: Case) -> None:
     """Every batch rendered as one small beside the graph (``run.probed``):

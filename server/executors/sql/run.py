@@ -45,6 +45,14 @@ _ANALYZED = "podviews_dg_analyzed"  # the size of the batch the session last ana
 # BSBM update 29 ms (median) rendered against 6.4 interpreted; Q1, Q3, Q4
 # (25–72 scans) plan in 5–14 ms, an update 3.9–5.3 ms against 5.7–6.6 (note 154)
 PLANNED_SCANS = 100
+# Nor one that merges its deltas into more K-relation tables than this (one
+# per schema of each stored node: ``merged_tables``), each merge a few CTEs of
+# the statement. With its BGP anchored (``scans``: 15), BSBM Q2's three
+# OPTIONALs still make 21 tables and a statement of ~250 CTEs: rendered, a
+# BSBM update took 7.1–7.3 ms (median; 5.5 warm at best, 30–55 ms planned
+# anew) against 4.8–5.7 interpreted. Q1–Q4, path and SUM merge into 1 or 2,
+# MIN/MAX into 8 (note 180).
+MERGED_TABLES = 16
 # A batch whose ΔG is under this fraction of the graph's triples re-reads its few
 # keys' rows by index probes, one subquery per key (``R.Renderer.per_key``); a
 # larger one by joins that read each predicate once. Measured (note 165): the
@@ -84,8 +92,15 @@ def spark_reads(plan: Plan) -> str:
 @functools.lru_cache(maxsize=1024)
 def scans(plan: Plan) -> int:
     """The triple scans the plan's rendered statement joins: Σ n² over its
-    BGPs of n patterns (Theorem 4.3's n delta terms of n scans each)."""
-    return sum(len(n.triples) ** 2 for n in plan.nodes if isinstance(n, Scan))
+    BGPs of n patterns (Theorem 4.3's n delta terms of n scans each), n for
+    one anchored at constant subjects (``render.anchored``: one join)."""
+    return sum(len(n.triples) if R.anchored(n.triples) else len(n.triples) ** 2
+               for n in plan.nodes if isinstance(n, Scan))
+
+
+def merged_tables(plan: Plan) -> int:
+    """The K-relation tables the plan's rendered statement merges into."""
+    return sum(len(schemas) for schemas in R.schemas_needed(plan).values())
 
 
 def placement(plan: Plan) -> str:
