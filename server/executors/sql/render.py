@@ -1071,12 +1071,12 @@ def inserted(a: str) -> str:
 
 
 def anchored(triples: Sequence[A.TriplePattern]) -> list[A.TriplePattern] | None:
-    """The patterns of a BGP (two or more, each with a constant predicate)
-    in an order where each one's subject is a constant or a variable an
-    earlier one binds: all of its mappings are reached from its constant
-    subjects, each step by a subject's own triples (few, as a star's keys'
-    are); None if there is none."""
-    if len(triples) < 2 or any(A.is_var(tp.p) for tp in triples):
+    """The patterns of a BGP (two or more of the default graph, each with a
+    constant predicate) in an order where each one's subject is a constant
+    or a variable an earlier one binds: all of its mappings are reached
+    from its constant subjects, each step by a subject's own triples (few,
+    as a star's keys' are); None if there is none."""
+    if len(triples) < 2 or any(A.is_var(tp.p) or tp.g is not None for tp in triples):
         return None
     order: list[A.TriplePattern] = []
     bound: set[str] = set()
