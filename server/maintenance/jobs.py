@@ -374,10 +374,11 @@ def unrendered(r: Run, spark: bool = False) -> str | None:
         # 137), unless it reads only the triples its batch's keys reach: one job (note 175)
         return None if rendered.reaches(r.plan) else small
     # on SQL, one whose statement is cheap to plan renders whatever its size (note 154)
-    scans, tables = rendered.scans(r.plan), rendered.merged_tables(r.plan)
+    scans = rendered.scans(r.plan)
     if scans > rendered.PLANNED_SCANS:
         return (f"its statement joins {scans} triple scans (over {rendered.PLANNED_SCANS}: "
                 f"planned per session and kind of batch) and {small}")
+    tables = rendered.merged_tables(r.plan)
     if tables > rendered.MERGED_TABLES:
         return (f"its statement merges into {tables} tables (over {rendered.MERGED_TABLES}) "
                 f"and {small}")

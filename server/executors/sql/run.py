@@ -98,6 +98,7 @@ def scans(plan: Plan) -> int:
                for n in plan.nodes if isinstance(n, Scan))
 
 
+@functools.lru_cache(maxsize=1024)
 def merged_tables(plan: Plan) -> int:
     """The K-relation tables the plan's rendered statement merges into."""
     return sum(len(schemas) for schemas in R.schemas_needed(plan).values())
