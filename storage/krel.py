@@ -9,7 +9,10 @@ are the term ids of the schema's variables in sorted order, plus ``k``
 (BIGINT); a schema without variables has one boolean column ``unit``. Node
 ids are the plan's content-derived ids (``views.plan``), so a table is never
 attached to a different computation. Rows whose k reaches 0 are deleted in
-the same transaction. Tables are registered in ``krel_tables``.
+the same transaction. Tables are registered in ``krel_tables``, beside
+each linear group's tally table (``create_tally``, registered with the
+variables ``[TALLY]``: the SQL executor's, ``server.executors.sql.tally``),
+which ``tables`` and ``size`` leave out and ``drop_all`` drops.
 
 A view's root tables carry the change feed's capture triggers (``watch``):
 every statement that changes them, whichever executor runs it, adds its rows'
@@ -34,6 +37,9 @@ from views.kset import KSet, Mu
 Schema = frozenset[str]
 Table = tuple[str, list[str]]  # (table name, variables in column order)
 NodeTables = dict[Schema, Table]
+# the variables a group node's tally table is registered with (``create_tally``):
+# no SPARQL variable is named so
+TALLY = "#tally"
 
 
 # ------------------------------------------------------------------ layout
@@ -67,11 +73,38 @@ def tables(conn: Connection, view: int) -> dict[str, NodeTables]:
 
 
 def by_node(rows: Iterable[Sequence]) -> dict[str, NodeTables]:
-    """``(node, table_name, variables)`` rows by node and schema."""
+    """``(node, table_name, variables)`` rows by node and schema (a group
+    node's tally table not among them: ``tallies``)."""
     out: dict[str, NodeTables] = {}
     for node, name, variables in rows:
-        out.setdefault(node, {})[frozenset(variables)] = (name, list(variables))
+        if list(variables) != [TALLY]:
+            out.setdefault(node, {})[frozenset(variables)] = (name, list(variables))
     return out
+
+
+def tallies(rows: Iterable[Sequence]) -> dict[str, str]:
+    """The tally tables among ``(node, table_name, variables)`` rows, by node."""
+    return {node: name for node, name, variables in rows if list(variables) == [TALLY]}
+
+
+def create_tally(conn: Connection, view: int, node: str, keys: int,
+                 columns: Sequence[tuple[str, str]]) -> str:
+    """The tally table of a group node, created and registered (``TALLY``):
+    its ``keys`` key columns ``c0 …`` (a key's term id, 0 where the group
+    leaves it unbound; ``unit`` for a group of no keys), ``epoch``, and
+    ``columns`` (name, SQL type)."""
+    name = f"kt_{view}_{node[:16]}"
+    cols = column_names(range(keys))
+    coldefs = [*(f"{c} BIGINT NOT NULL" for c in cols or ["unit"]), "epoch BIGINT NOT NULL",
+               *(f"{c} {t} NOT NULL" for c, t in columns)]
+    if not cols:
+        coldefs[0] = "unit BOOLEAN NOT NULL"
+    conn.execute(text(f'CREATE TABLE "{name}" ({", ".join(coldefs)}, '
+                      f"PRIMARY KEY ({', '.join(cols or ['unit'])}))"))
+    conn.execute(text("INSERT INTO krel_tables (view_id, node, table_name, variables) "
+                      "VALUES (:v, :n, :t, CAST(:vars AS jsonb))"),
+                 {"v": view, "n": node, "t": name, "vars": json.dumps([TALLY])})
+    return name
 
 
 def create(conn: Connection, view: int, node: str, schema: Schema) -> Table:

@@ -226,6 +226,9 @@ class View(Base):
     # where its last job's batch ran: the executor, and on SQL the rendered
     # statement or the interpreter and why (migration 0014)
     placement: Mapped[str | None] = mapped_column(Text)
+    # the epoch of its group tallies: only rows written in it are read; every
+    # job not ended by a rendered statement moves it on (migration 0032)
+    tally_epoch: Mapped[int] = mapped_column(BigInteger, server_default="0")
     __table_args__ = (
         CheckConstraint("status IN ('backfilling', 'rebuilding', 'ready', 'failed')",
                         name="status"),)

@@ -174,20 +174,24 @@ _COVERED = ("covered AS (UPDATE jobs SET status = 'done', updated_at = now(), "
             " AND CAST(payload->>'seq' AS bigint) <= :u FOR NO KEY UPDATE SKIP LOCKED)){gate})")
 
 
-def closing(net: Sequence[str] | None, grown: str = ":n", gate: str = "") -> tuple[str, str]:
+def closing(net: Sequence[str] | None, grown: str = ":n", gate: str = "",
+            tallied: bool = False) -> tuple[str, str]:
     """A job's end (``close``) as CTEs, and the columns of its row: ΔV
     recorded in the feed from ``net`` (``feed.recorded_ctes``: the captured
     changes, ``feed.CAPTURED``, or a rendered statement's own, design note
     170; None: nothing to record), the state ``grown`` rows larger (an SQL
     expression), and each change gated by ``gate`` (a condition they all
-    need, written ``AND …``)."""
+    need, written ``AND …``). The view's group tallies move to a new epoch
+    (none written before is read again, migration 0032) unless the job's
+    only change was a rendered statement's, which keeps them (``tallied``)."""
     feed_ctes, counted, result = ((f"{feed.recorded_ctes(net, gate)}, ", f", {feed.COUNTED}",
                                    feed.RECORD_RESULT) if net is not None else
                                   ("", "", "NULL AS last, NULL AS added, NULL AS removed"))
     solutions = (", solutions = solutions + CASE WHEN :built THEN 0 ELSE "
                  "(SELECT coalesce(sum(k), 0) FROM net) END" if net is not None else "")
+    epoch = "" if tallied else ", tally_epoch = tally_epoch + 1"
     moved = ("moved AS (UPDATE views SET watermark = greatest(watermark, :u), "
-             f"state_rows = state_rows + {grown}{counted}{solutions} WHERE id = :v{gate} "
+             f"state_rows = state_rows + {grown}{counted}{solutions}{epoch} WHERE id = :v{gate} "
              "RETURNING state_rows)")
     columns = (f"(SELECT state_rows FROM moved) AS state_rows, {result}, "
                f"({queue.NOTIFIED}) AS notified")

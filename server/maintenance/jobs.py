@@ -89,6 +89,9 @@ class Run:
     def tables(self) -> dict[str, krel.NodeTables]:
         return krel.by_node(self.view.tables)
 
+    def tallies(self) -> dict[str, str]:
+        return krel.tallies(self.view.tables)
+
     @property
     def fed(self) -> bool:
         """The view has had a state: it has a change feed."""
@@ -313,7 +316,7 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
         _moved(r, krel.size(r.conn, r.view.id) - int(r.view.state_rows))
         return "spark", size()
     if renders:
-        applied = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), before,
+        applied = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), r.tallies(), before,
                                     r.view.watermark, r.upto, r.view.predicates,
                                     r.limits.max_view_rows, r.view.staged, r.view.graph_rows,
                                     _ending(r) if ends else None)
@@ -416,8 +419,9 @@ def _delta_on_spark(r: Run, pods: list[int], work: Callable[[], int]) -> tuple[i
         return None
     from server.executors.spark import delta
 
-    return delta.maintain(r.conn, r.view.id, r.plan, r.tables(), pods, r.view.watermark,
-                          r.upto, r.view.predicates, r.router.spark, r.limits.max_view_rows)
+    return delta.maintain(r.conn, r.view.id, r.plan, r.tables(), r.tallies(), pods,
+                          r.view.watermark, r.upto, r.view.predicates, r.router.spark,
+                          r.limits.max_view_rows)
 
 
 def spark_unrendered(r: Run) -> str | None:

@@ -10,7 +10,8 @@ are in tests/executors/test_spark.py, beside the other Spark tests: one
 Spark session warms up once).
 
 Its share of ``PODVIEWS_FUZZ_EXAMPLES``: a 25th through SQL (and a 50th
-with every batch's keys probed), a 2500th
+with every batch's keys probed, a 50th of linear groups' with each batch's
+executor drawn), a 2500th
 through Spark (the in-memory engine runs all of them,
 tests/engine/test_fuzz_terms.py)."""
 
@@ -187,6 +188,47 @@ def probing() -> Iterator[None]:
         yield
     finally:
         rendered.probed = was
+
+
+INTERPRETED = Router(mode="sql", render=False, render_from_rows=0)  # rendering off
+
+
+@st.composite
+def tallied_cases(draw: st.DrawFn) -> tuple[Case, list[bool]]:
+    """A case of ``cases``' data and batches whose query groups with
+    aggregates that keep tallies when rendered (COUNT, SUM, AVG, none
+    DISTINCT: ``tally.linear``, design note 181), and for each batch
+    whether the rendered statement runs it (else the interpreter)."""
+    case = draw(cases())
+    fn = draw(st.sampled_from(["SUM", "AVG", "COUNT"]))
+    arg = "?o * 1.0e0" if fn == "AVG" else "?o"  # fuzz_terms D3
+    grouping = draw(st.sampled_from(["", " GROUP BY ?s", " GROUP BY ?p"]))
+    head = "?s " if "?s" in grouping else "?p " if "?p" in grouping else ""
+    query = (f"SELECT {head}({fn}({arg}) AS ?a) (COUNT(*) AS ?n) WHERE {{ ?s ?p ?o }}"
+             f"{grouping}")
+    routes = draw(st.lists(st.booleans(), min_size=len(case.batches),
+                           max_size=len(case.batches)))
+    return dataclasses.replace(case, query=query, order_vars=(), by_value=(), limit=None,
+                               offset=0), routes
+
+
+@fuzz_settings(EXAMPLES // 50)
+@given(drawn=tallied_cases())
+def test_group_tallies_agree_with_pyoxigraph_whichever_path_runs_each_batch(
+        cases_engine: sa.Engine, drawn: tuple[Case, list[bool]]) -> None:
+    """A linear group's batches run by the rendered statement, which keeps
+    its tallies, or by the interpreter, after which none written before
+    is read (``views.tally_epoch``): the results equal pyoxigraph's after
+    every batch."""
+    case, routes = drawn
+    pipeline = InPipeline(cases_engine, case, SQL)
+    turns = iter(routes)
+
+    def maintain(changes: Changes) -> KSet:
+        pipeline.router = SQL if next(turns) else INTERPRETED
+        return pipeline(changes)
+
+    check_case(case, maintain)
 
 
 @fuzz_settings(max(PATH_EXAMPLES // 5, 1))

@@ -41,12 +41,14 @@ from views import plan as P
 
 
 def maintain(conn: Connection, view: int, plan: P.Plan, tables: dict[str, krel.NodeTables],
-             pods: list[int], after: int, upto: int, predicates: list[int] | None,
-             cfg: SparkConfig, max_rows: int | None = None) -> tuple[int, int]:
+             tallies: dict[str, str], pods: list[int], after: int, upto: int,
+             predicates: list[int] | None, cfg: SparkConfig, max_rows: int | None = None
+             ) -> tuple[int, int]:
     """Apply the changes of ``pods`` in (after, upto] to the view's state
     through Spark: the change in stored rows, and ΔG's size."""
     had = {name for by_schema in tables.values() for name, _ in by_schema.values()}
-    batch = rendered.staged_batch(conn, view, plan, tables, pods, after, upto, predicates)
+    batch = rendered.staged_batch(conn, view, plan, tables, tallies, pods, after, upto,
+                                  predicates)
     if batch is None:
         return 0, 0
     known, size = batch

@@ -22,12 +22,13 @@ other than of a BGP) makes the view run in the interpreter
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rdflib import XSD
 from rdflib.term import BNode, Identifier
 
+from server.executors.sql import tally as T
 from server.executors.sql.exprs import condition
 from server.executors.sql.shape import NotRendered, Schema, joined_iris, shape
 from server.executors.sql.sums import sums_members, tallies, term
@@ -170,8 +171,13 @@ class Renderer:
     every possible schema of every stored node registered, ``prepare``)."""
 
     def __init__(self, plan: P.Plan, tables: dict[str, NodeTables], pods: int,
-                 known: Known, spark: bool = False) -> None:
+                 known: Known, spark: bool = False, tallies: Mapping[str, str] | None = None
+                 ) -> None:
         self.plan, self.tables, self.multi_pod, self.known = plan, tables, pods > 1, known
+        # the tally tables of linear groups, by node (``tally``), and what the
+        # statement writes to them: (table, key columns, the groups' CTE, SUMs, COUNTs)
+        self.tallies = tallies or {}
+        self.tally_writes: list[tuple[str, list[str], str, int, int]] = []
         self.spark = spark  # Spark SQL: tables quoted by backticks, numbers compared by a UDF
         names = sorted(set().union(*(shape(n).vars for n in plan.nodes)))
         self.column = {v: f"v{i}" for i, v in enumerate(names)}
@@ -607,8 +613,7 @@ class Renderer:
         if not rel:
             return None
         (d,), = rel
-        col, counted, numbers = self.column, self._counted(n), self._numbers(n)
-        summed = list(dict.fromkeys(v for _, v in numbers))  # the variables SUMs and AVGs read
+        col, counted, numbers, summed = self.column, _counted(n), _numbers(n), _summed(n)
         extremes = self._extremes(n, keys)
         ranked = list(dict.fromkeys(v for _, v in extremes))  # the variables they read
         own = sorted(set(keys) | {v for v, _ in counted if v is not None} | set(summed)
@@ -617,6 +622,13 @@ class Renderer:
             own = sorted(shape(n.child).vars)
         touched = self.alias("t")
         self.ctes.append((touched, f"SELECT DISTINCT {self._cols(keys, d.cols)} FROM {d.sql}"))
+        key_cols = [col[v] for v in keys]
+        table = self.tallies.get(n.id) if T.linear(n) else None
+        reread = touched  # the groups whose old members are read
+        if table is not None:  # those with tallies of the epoch read them instead (note 181)
+            have, reread = self.alias("c"), self.alias("t")
+            self.ctes += [(have, T.cached(touched, key_cols, table, len(summed), len(counted))),
+                          (reread, T.missed(touched, key_cols, have))]
         parts = [f"SELECT {self._cols(own, d.cols)}, 0 AS ko, {d.k} AS kd FROM {d.sql}"]
         for alt in self.old(n.child):  # from the touched keys (joins keep their written order)
             j, x, y = join(connected([], alt, keys)), self.alias("x"), self.alias("y")
@@ -626,9 +638,9 @@ class Renderer:
             cols, where = (f"{self._cols(own, j.cols)}, {j.k} AS ko, 0 AS kd",
                            " AND ".join([*on, *j.where] or ["TRUE"]))
             parts.append(f"SELECT {y}.* FROM " + self.per_key(
-                f"{touched} AS {x}", f"SELECT {cols} FROM {j.from_} WHERE {where}", y)
+                f"{reread} AS {x}", f"SELECT {cols} FROM {j.from_} WHERE {where}", y)
                 if self.probes(alt) else
-                f"SELECT {cols} FROM {touched} AS {x} CROSS JOIN {j.from_} WHERE {where}")
+                f"SELECT {cols} FROM {reread} AS {x} CROSS JOIN {j.from_} WHERE {where}")
         members, sums = self.alias("m"), self.alias("g")
         body = " UNION ALL ".join(parts)
         if summed or ranked or any(distinct for _, distinct in counted):
@@ -662,10 +674,14 @@ class Renderer:
             bound = "TRUE" if v is None else f"{col[v]} IS NOT NULL"
             counts += [f"sum(CASE WHEN {bound} THEN ko ELSE 0 END) AS o{i}",
                        f"sum(CASE WHEN {bound} THEN ko + kd ELSE 0 END) AS n{i}"]
-        key_cols = [col[v] for v in keys]
-        selected = [*key_cols, "sum(ko) AS o_", "sum(ko + kd) AS n_", *counts, *added]
-        grouped = (f"SELECT {', '.join(selected)} FROM {source}"
-                   + (f" GROUP BY {', '.join(key_cols)}" if keys else ""))
+        if table is None:
+            selected = [*key_cols, "sum(ko) AS o_", "sum(ko + kd) AS n_", *counts, *added]
+            grouped = (f"SELECT {', '.join(selected)} FROM {source}"
+                       + (f" GROUP BY {', '.join(key_cols)}" if keys else ""))
+        else:  # from the tallies read and the members' changes
+            grouped = T.grouped(source, key_cols, have, [
+                "TRUE" if v is None else f"{col[v]} IS NOT NULL" for v, _ in counted], len(summed))
+            self.tally_writes.append((table, key_cols, sums, len(summed), len(counted)))
         self.ctes.append((sums, f"SELECT g.*, {', '.join(results)} FROM ({grouped}) AS g"
                           if results else grouped))
         was, now = ("o_ > 0", "n_ > 0") if keys else ("TRUE", "TRUE")
@@ -727,14 +743,6 @@ class Renderer:
                                   + (" of *" if a.expr is None else ""))
         return keys
 
-    def _counted(self, n: P.Group) -> list[tuple[str | None, bool]]:
-        """What the group's COUNTs count, each once: a variable or None (*),
-        and whether DISTINCT."""
-        out: list[tuple[str | None, bool]] = []
-        for a in n.aggregates:
-            if a.fn == "COUNT" and _count_of(a) not in out:
-                out.append(_count_of(a))
-        return out
 
     def _extremes(self, n: P.Group, keys: list[str]) -> list[tuple[str, str]]:
         """The group's MINs and MAXes (of a variable), each once; a SAMPLE
@@ -743,10 +751,6 @@ class Renderer:
                                   if a.fn in ("MIN", "MAX", "SAMPLE") and isinstance(a.expr, A.Var)
                                   and not (a.fn == "SAMPLE" and a.expr.name in keys)))
 
-    def _numbers(self, n: P.Group) -> list[tuple[str, str]]:
-        """The group's SUMs and AVGs (of a variable), each once."""
-        return list(dict.fromkeys((a.fn, a.expr.name) for a in n.aggregates
-                                  if a.fn in ("SUM", "AVG") and isinstance(a.expr, A.Var)))
 
     def join_rule(self, n: P.Join) -> str | None:
         """ΔP1⋈ΔP2 + ΔP1⋈P2 + P1⋈ΔP2 (Theorem 4.5), with the OPTIONAL's
@@ -1171,6 +1175,23 @@ def candidates(parts: Sequence[str]) -> str:
     return " UNION ".join(parts)
 
 
+def _counted(n: P.Group) -> list[tuple[str | None, bool]]:
+    """What the group's COUNTs count, each once: a variable or None (*),
+    and whether DISTINCT."""
+    return list(dict.fromkeys(_count_of(a) for a in n.aggregates if a.fn == "COUNT"))
+
+
+def _numbers(n: P.Group) -> list[tuple[str, str]]:
+    """The group's SUMs and AVGs (of a variable), each once."""
+    return list(dict.fromkeys((a.fn, a.expr.name) for a in n.aggregates
+                              if a.fn in ("SUM", "AVG") and isinstance(a.expr, A.Var)))
+
+
+def _summed(n: P.Group) -> list[str]:
+    """The variables the group's SUMs and AVGs read, each once."""
+    return list(dict.fromkeys(v for _, v in _numbers(n)))
+
+
 def _count_of(a: A.Aggregate) -> tuple[str | None, bool]:
     """What a COUNT counts: its variable (None: *), and whether DISTINCT."""
     return (a.expr.name if isinstance(a.expr, A.Var) else None), a.distinct
@@ -1234,6 +1255,13 @@ def stand_ins(plan: P.Plan) -> dict[str, NodeTables]:
             for n, schemas in schemas_needed(plan).items()}
 
 
+def tallied(plan: P.Plan) -> dict[str, tuple[int, list[tuple[str, str]]]]:
+    """The plan's groups that keep tallies (``tally.linear``), by node: the
+    number of their keys and their tally columns."""
+    return {n.id: (len(n.keys), T.layout(len(_counted(n)), len(_summed(n))))
+            for n in plan.nodes if isinstance(n, P.Group) and T.linear(n)}
+
+
 def schemas_needed(plan: P.Plan) -> dict[str, list[Schema]]:
     """The tables a rendered plan writes: every possible schema of every
     stored node."""
@@ -1249,14 +1277,18 @@ Closing = Callable[[str, str, str], tuple[str, str]]
 
 
 def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known,
-           close: Closing | None = None) -> str | None:
+           close: Closing | None = None, tallies: Mapping[str, str] | None = None
+           ) -> str | None:
     """The one statement that maintains the view for the staged ΔG (None:
     the batch changes no node): its result is one row, (rows added to the
     state − rows removed, the largest change of a stored node, the counts
     whose terms the dictionary lacks: when there are, the statement changed
     nothing); with ``close``, the statement ends the job too, ΔV being the
-    rows its root's tables take, and the row has ``close``'s columns."""
-    r = Renderer(plan, tables, pods, known)
+    rows its root's tables take, and the row has ``close``'s columns. A
+    linear group with a table in ``tallies`` (by node) keeps its tallies
+    there (``tally``): the statement then reads the parameter ``:v``, the
+    view's id."""
+    r = Renderer(plan, tables, pods, known, tallies=tallies)
     ctes, stored = _program(r)
     return _applied(r, [f"{c} AS {'MATERIALIZED ' if c in r.once else ''}({b})" for c, b in ctes],
                     stored, close) if stored else None
@@ -1359,6 +1391,8 @@ def _applied(r: Renderer, ctes: list[str], stored: Stored, close: Closing | None
                       f"- (SELECT count(*) FROM {gone})"]
             if n is r.plan.root:
                 changes.append(_bindings(name, schema, shape(n).vars, r.column))
+    for t, (table, keys, sums, summed, counts) in enumerate(r.tally_writes):
+        ctes += T.writes(table, keys, sums, summed, counts, str(t), gate)
     growth = f"(0 {' + '.join([''] + grown)})"
     row = (f"{growth}::bigint AS grown, "
            f"greatest(0, {', '.join(sizes)}) AS largest, {missing} AS missing")

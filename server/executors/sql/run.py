@@ -110,15 +110,19 @@ def placement(plan: Plan) -> str:
     return SQL if why is None else f"{INTERPRETER} ({why})"
 
 
-def prepare(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables]
-            ) -> None:
+def prepare(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
+            tallies: dict[str, str]) -> None:
     """Every table the rendered statement writes, created and registered
-    (``tables`` updated): one per possible schema of each stored node."""
+    (``tables`` and ``tallies`` updated): one per possible schema of each
+    stored node, and the tally table of each linear group (``R.tallied``)."""
     for node, schemas in R.schemas_needed(plan).items():
         have = tables.setdefault(node, {})
         for schema in schemas:
             if schema not in have:
                 have[schema] = krel.create(conn, view, node, schema)
+    for node, (keys, columns) in R.tallied(plan).items():
+        if node not in tallies:
+            tallies[node] = krel.create_tally(conn, view, node, keys, columns)
 
 
 # The parameters of the CTEs that end a job (``views_repo.closing``) for a
@@ -138,9 +142,10 @@ class Maintained:
 
 
 def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
-             pods: list[int], after: int, upto: int, predicates: list[int] | None,
-             max_rows: int | None = None, counted: list[list[int]] | None = None,
-             graph_rows: float | None = None, ending: Ending | None = None) -> Maintained:
+             tallies: dict[str, str], pods: list[int], after: int, upto: int,
+             predicates: list[int] | None, max_rows: int | None = None,
+             counted: list[list[int]] | None = None, graph_rows: float | None = None,
+             ending: Ending | None = None) -> Maintained:
     """Apply the changes of ``pods`` in (after, upto] to the view's state by
     the rendered statement.
     Statements: ΔG staged, unless the claim staged it (``counted``: its
@@ -156,17 +161,18 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     statement also ends the job, ΔV recorded from its root's delta
     (``views_repo.closing``, design note 170); a batch with no statement
     leaves the job to be closed as usual."""
-    batch = staged_batch(conn, view, plan, tables, pods, after, upto, predicates, counted)
+    batch = staged_batch(conn, view, plan, tables, tallies, pods, after, upto, predicates,
+                         counted)
     if batch is None:
         return Maintained(0, 0)
     known, size = batch
     if probed(size, graph_rows):
         known = dataclasses.replace(known, probe=True)
-    sql = rendering(plan, tables, len(pods), known, ending is not None)
+    sql = rendering(plan, tables, tallies, len(pods), known, ending is not None)
     found = None
     large = size > prepared_upto(plan)
     if sql is not None:
-        params = {} if ending is None else ending(size)
+        params = {"v": view, **(ending(size) if ending is not None else {})}
         analyze(conn, size, large)
         found = execute(conn, sql, pods, large, params)
         if found.missing:  # numbers new to the dictionary: added, and the statement run again
@@ -195,32 +201,33 @@ def prepared_upto(plan: Plan) -> int:
     return CHEAP_PREPARED_UPTO if scans(plan) <= CHEAP_SCANS else PREPARED_UPTO
 
 
-def rendering(plan: Plan, tables: dict[str, krel.NodeTables], pods: int, known: R.Known,
-              ends: bool = False) -> str | None:
+def rendering(plan: Plan, tables: dict[str, krel.NodeTables], tallies: dict[str, str],
+              pods: int, known: R.Known, ends: bool = False) -> str | None:
     """``R.render``'s statement, remembered: a view's small batches render
     the same few texts again and again (rendering was a tenth of such a
     batch's Python, note 142). ``ends``: the statement ends the job too."""
     key = frozenset((node, schema, name, tuple(variables))
                     for node, by in tables.items() for schema, (name, variables) in by.items())
-    return _rendered(plan, key, pods, frozenset(known.ids.items()), known.inserted,
-                     known.deleted, known.probe, ends)
+    return _rendered(plan, key, frozenset(tallies.items()), pods, frozenset(known.ids.items()),
+                     known.inserted, known.deleted, known.probe, ends)
 
 
 @functools.lru_cache(maxsize=1024)
 def _rendered(plan: Plan, tables: frozenset[tuple[str, krel.Schema, str, tuple[str, ...]]],
-              pods: int, ids: frozenset[tuple[Identifier, int]], inserted: frozenset[int] | None,
+              tallies: frozenset[tuple[str, str]], pods: int,
+              ids: frozenset[tuple[Identifier, int]], inserted: frozenset[int] | None,
               deleted: frozenset[int] | None, probe: bool, ends: bool) -> str | None:
     by_node: dict[str, krel.NodeTables] = {}
     for node, schema, name, variables in tables:
         by_node.setdefault(node, {})[schema] = (name, list(variables))
     return R.render(plan, by_node, pods, R.Known(dict(ids), inserted, deleted, probe),
-                    _closing if ends else None)
+                    _closing if ends else None, dict(tallies))
 
 
 def _closing(changes: str, grown: str, gate: str) -> tuple[str, str]:
     """``R.Closing`` for the change feed: ΔV the root delta's rows, consumed
     as ``storage.feed`` consumes captured ones."""
-    return views_repo.closing(feed.from_rows(changes, gate), grown, gate)
+    return views_repo.closing(feed.from_rows(changes, gate), grown, gate, tallied=True)
 
 
 def within(largest: int, max_rows: int | None) -> None:
@@ -231,8 +238,9 @@ def within(largest: int, max_rows: int | None) -> None:
 
 
 def staged_batch(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.NodeTables],
-                 pods: list[int], after: int, upto: int, predicates: list[int] | None,
-                 counted: list[list[int]] | None = None) -> tuple[R.Known, int] | None:
+                 tallies: dict[str, str], pods: list[int], after: int, upto: int,
+                 predicates: list[int] | None, counted: list[list[int]] | None = None
+                 ) -> tuple[R.Known, int] | None:
     """ΔG of ``pods`` in (after, upto] staged (by the claim when it gives
     ``counted``), every table the program may write created (``prepare``):
     what the renderer knows of the batch, and ΔG's size; None when ΔG is
@@ -244,7 +252,7 @@ def staged_batch(conn: Connection, view: int, plan: Plan, tables: dict[str, krel
     changed = set(staged)
     if not changed:
         return None
-    prepare(conn, view, plan, tables)
+    prepare(conn, view, plan, tables, tallies)
     known = R.Known(term_ids(conn, R.constants(plan)),
                     frozenset(p for p, sign in changed if sign > 0),
                     frozenset(p for p, sign in changed if sign < 0))

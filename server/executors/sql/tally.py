@@ -1,0 +1,147 @@
+"""Group tallies (design note 181): a group whose every aggregate is linear
+in its members — COUNT, SUM and AVG, none DISTINCT — is computed from sums
+over its members that a batch changes by its delta's rows alone: the
+members' multiplicity, each COUNT's bound members, and for each SUM's or
+AVG's variable its values, its erring members, its members of each numeric
+family (integer, decimal, float, double), its NaNs and infinities, the
+exact sum of its integers and decimals and that of its finite floats and
+doubles (scaled, ``sums``). The highest family present, which is not a
+sum, is read from the families' counts.
+
+The rendered statement keeps them per group in the node's tally table
+(``storage.krel.create_tally``), each row stamped with the view's
+``tally_epoch`` (migration 0032). A batch reads the rows of the current
+epoch for the groups it touches; a touched group without one is counted
+from its old members, as every group was before; every touched group's
+new tallies are written back (a group left with no member deleted). Every
+job that ends otherwise than by the rendered statement moves the epoch on
+(``storage.views_repo.closing``): rows written before a change the
+statement did not make are never read again.
+
+Multiplicities of a node's solutions are never negative, so a sum of a
+member's features weighted by its multiplicity is positive exactly when
+some member present has the feature — what the aggregates ask (``sums``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from storage.krel import column_names
+from views import algebra as A
+from views import plan as P
+
+EPOCH = "(SELECT tally_epoch FROM views WHERE id = :v)"  # the view's (a statement parameter)
+FAMILIES = range(4)  # integer, decimal, float, double (``sums.FAMILIES``)
+_SPECIAL = (("nans", "NaN"), ("pinfs", "Infinity"), ("ninfs", "-Infinity"))
+
+
+def linear(n: P.Group) -> bool:
+    """Whether every aggregate of the group is a sum over its members:
+    COUNT (of a variable or *), SUM or AVG of a variable, none DISTINCT —
+    or the SAMPLE of a key, which is the key."""
+    keys = {e.name for e in n.keys if isinstance(e, A.Var)}
+    return all(not a.distinct and (a.fn == "COUNT" or (
+        a.fn in ("SUM", "AVG", "SAMPLE") and isinstance(a.expr, A.Var)
+        and (a.fn != "SAMPLE" or a.expr.name in keys))) for a in n.aggregates)
+
+
+def layout(counts: int, summed: int) -> list[tuple[str, str]]:
+    """The tally columns (name, SQL type) of a group with ``counts`` COUNTs
+    and ``summed`` variables SUMs or AVGs read."""
+    out = [("n", "BIGINT"), *((f"cnt{i}", "BIGINT") for i in range(counts))]
+    for j in range(summed):
+        out += [(f"vals{j}", "BIGINT"), (f"errs{j}", "BIGINT"),
+                *((f"fam{j}_{q}", "BIGINT") for q in FAMILIES),
+                *((f"{name}{j}", "BIGINT") for name, _ in _SPECIAL),
+                (f"exact{j}", "NUMERIC"), (f"scaled{j}", "NUMERIC")]
+    return out
+
+
+def _features(bound: Sequence[str], summed: int) -> list[tuple[str, str]]:
+    """Each tally column's value for one member of multiplicity 1, over a
+    member row (``sums.sums_members``' columns for the summed variables;
+    ``bound``: each COUNT's condition)."""
+    out = [("n", "1"), *((f"cnt{i}", f"CASE WHEN {b} THEN 1 ELSE 0 END")
+                         for i, b in enumerate(bound))]
+    for j in range(summed):
+        out += [(f"vals{j}", "1"), (f"errs{j}", f"CASE WHEN f{j} IS NULL THEN 1 ELSE 0 END"),
+                *((f"fam{j}_{q}", f"CASE WHEN f{j} = {q} THEN 1 ELSE 0 END") for q in FAMILIES),
+                *((f"{name}{j}", f"CASE WHEN f{j} >= 2 AND d{j} = '{v}' THEN 1 ELSE 0 END")
+                  for name, v in _SPECIAL),
+                (f"exact{j}", f"CASE WHEN f{j} <= 1 THEN x{j} ELSE 0 END"),
+                (f"scaled{j}", f"coalesce(b{j}, 0)")]
+    return out
+
+
+def cached(touched: str, keys: Sequence[str], table: str, summed: int, counts: int) -> str:
+    """The touched groups' tallies of the current epoch (``keys``: the
+    groups' key columns in ``touched``)."""
+    names = [c for c, _ in layout(counts, summed)]
+    return (f"SELECT {', '.join([*(f'x.{k}' for k in keys), *(f't.{c}' for c in names)])} "
+            f'FROM {touched} AS x JOIN "{table}" AS t ON {_stored(keys, "x")} '
+            f"AND t.epoch = {EPOCH}")
+
+
+def missed(touched: str, keys: Sequence[str], have: str) -> str:
+    """The touched groups without tallies of the current epoch."""
+    on = " AND ".join(f"c.{k} IS NOT DISTINCT FROM x.{k}" for k in keys) or "TRUE"
+    return f"SELECT x.* FROM {touched} AS x WHERE NOT EXISTS (SELECT 1 FROM {have} AS c WHERE {on})"
+
+
+def grouped(source: str, keys: Sequence[str], have: str, bound: Sequence[str],
+            summed: int) -> str:
+    """The groups' old and new aggregates' inputs from ``source`` (member
+    rows with ``ko``, old members of the groups ``have`` lacks, and ``kd``,
+    the batch's), named as ``render.Renderer.group`` reads them (``o_``,
+    ``n_``, ``o0`` …, ``sums.term``'s), with the new tallies (``ln_…``).
+    An exact sum is read without the trailing zeros of members gone (3 +
+    1.5 − 1.5 is the integer 3, not 3.0), as a sum of the members present
+    would be."""
+    features = _features(bound, summed)
+    sums = [f"sum(({f}) * {k}) AS {side}{c}" for c, f in features
+            for side, k in (("a_", "ko"), ("d_", "kd"))]
+    inner = (f"SELECT {', '.join([*keys, *sums])} FROM {source}"
+             + (f" GROUP BY {', '.join(keys)}" if keys else ""))
+    on = " AND ".join(f"c.{k} IS NOT DISTINCT FROM a.{k}" for k in keys) or "TRUE"
+    sides = []
+    for c, _ in features:
+        old = f"coalesce(c.{c}, 0) + a.a_{c}"
+        sides += [f"{old} AS lo_{c}", f"{old} + a.d_{c} AS ln_{c}"]
+    lin = (f"SELECT {', '.join([*(f'a.{k}' for k in keys), *sides])} FROM ({inner}) AS a "
+           f"LEFT JOIN {have} AS c ON {on}")
+    named = ["lo_n AS o_", "ln_n AS n_"]
+    named += [f"l{s}_cnt{i} AS {s}{i}" for i in range(len(bound)) for s in "on"]
+    for j in range(summed):
+        for s in "on":
+            family = " ".join(f"WHEN l{s}_fam{j}_{q} > 0 THEN {q}" for q in reversed(FAMILIES))
+            named += [f"l{s}_vals{j} AS {s}_c{j}", f"l{s}_errs{j} AS {s}_e{j}",
+                      f"CASE {family} END AS {s}_f{j}", f"trim_scale(l{s}_exact{j}) AS {s}_x{j}",
+                      f"l{s}_scaled{j} AS {s}_b{j}",
+                      *(f"l{s}_{name}{j} AS {s}_{short}{j}" for (name, _), short
+                        in zip(_SPECIAL, ("nan", "pinf", "ninf"), strict=True))]
+    new = [f"ln_{c}" for c, _ in features]
+    return f"SELECT {', '.join([*keys, *named, *new])} FROM ({lin}) AS l"
+
+
+def writes(table: str, keys: Sequence[str], sums: str, summed: int, counts: int,
+           tag: str, gate: str) -> list[str]:
+    """The CTEs writing every touched group's new tallies (``sums``: their
+    rows, ``grouped``'s), stamped with the current epoch, and deleting those
+    of a group left with no member; each gated by ``gate``."""
+    names = [c for c, _ in layout(counts, summed)]
+    stored = column_names(range(len(keys))) or ["unit"]
+    values = [f"coalesce(g.{k}, 0)" for k in keys] or ["TRUE"]
+    sets = ", ".join(f"{c} = excluded.{c}" for c in ["epoch", *names])
+    return [(f'tw{tag} AS (INSERT INTO "{table}" AS t ({", ".join([*stored, "epoch", *names])}) '
+            f"SELECT {', '.join([*values, EPOCH, *(f'g.ln_{c}' for c in names)])} "
+            f"FROM {sums} AS g WHERE g.n_ > 0{gate} "
+            f"ON CONFLICT ({', '.join(stored)}) DO UPDATE SET {sets})"),
+            (f'td{tag} AS (DELETE FROM "{table}" AS t USING {sums} AS g '
+            f"WHERE {_stored(keys, 'g')} AND g.n_ <= 0{gate})")]
+
+
+def _stored(keys: Sequence[str], row: str) -> str:
+    """A tally row ``t`` is the group of ``row`` (unbound keys stored as 0)."""
+    return " AND ".join(f"t.{c} = coalesce({row}.{k}, 0)" for c, k
+                        in zip(column_names(range(len(keys))), keys, strict=True)) or "t.unit"
