@@ -92,11 +92,11 @@ def create_tally(conn: Connection, view: int, node: str, keys: int,
     """The tally table of a group node, created and registered (``TALLY``):
     its ``keys`` key columns ``c0 …`` (a key's term id, 0 where the group
     leaves it unbound; ``unit`` for a group of no keys), ``epoch``, and
-    ``columns`` (name, SQL type)."""
+    ``columns`` (name, SQL type and constraints)."""
     name = f"kt_{view}_{node[:16]}"
     cols = column_names(range(keys))
     coldefs = [*(f"{c} BIGINT NOT NULL" for c in cols or ["unit"]), "epoch BIGINT NOT NULL",
-               *(f"{c} {t} NOT NULL" for c, t in columns)]
+               *(f"{c} {t}" for c, t in columns)]
     if not cols:
         coldefs[0] = "unit BOOLEAN NOT NULL"
     conn.execute(text(f'CREATE TABLE "{name}" ({", ".join(coldefs)}, '

@@ -10,8 +10,8 @@ are in tests/executors/test_spark.py, beside the other Spark tests: one
 Spark session warms up once).
 
 Its share of ``PODVIEWS_FUZZ_EXAMPLES``: a 25th through SQL (and a 50th
-with every batch's keys probed, a 50th of linear groups' with each batch's
-executor drawn), a 2500th
+with every batch's keys probed, a 50th of groups keeping tallies with each
+batch's executor drawn), a 2500th
 through Spark (the in-memory engine runs all of them,
 tests/engine/test_fuzz_terms.py)."""
 
@@ -38,6 +38,7 @@ from storage import catalog, pods
 from tests.engine.fuzz_paths import PathCase, check_path_case, path_cases
 from tests.engine.fuzz_terms import (
     IRIS,
+    ORDERED,
     PREDICATES,
     PREFIXES,
     Case,
@@ -196,20 +197,21 @@ INTERPRETED = Router(mode="sql", render=False, render_from_rows=0)  # rendering 
 @st.composite
 def tallied_cases(draw: st.DrawFn) -> tuple[Case, list[bool]]:
     """A case of ``cases``' data and batches whose query groups with
-    aggregates that keep tallies when rendered (COUNT, SUM, AVG, none
-    DISTINCT: ``tally.linear``, design note 181), and for each batch
-    whether the rendered statement runs it (else the interpreter)."""
+    aggregates that keep tallies when rendered (COUNT and SUM, MIN and MAX:
+    ``tally.kept``, design note 181), and for each batch whether the
+    rendered statement runs it (else the interpreter)."""
     case = draw(cases())
-    fn = draw(st.sampled_from(["SUM", "AVG", "COUNT"]))
-    arg = "?o * 1.0e0" if fn == "AVG" else "?o"  # fuzz_terms D3
+    fn = draw(st.sampled_from(["SUM", "COUNT", "MIN", "MAX"]))
+    where = "?s ?p ?o"
+    if fn in ("MIN", "MAX"):  # as fuzz_terms' aggregates: groups ``<`` orders totally
+        where += f" FILTER({draw(st.sampled_from(ORDERED))})"
     grouping = draw(st.sampled_from(["", " GROUP BY ?s", " GROUP BY ?p"]))
     head = "?s " if "?s" in grouping else "?p " if "?p" in grouping else ""
-    query = (f"SELECT {head}({fn}({arg}) AS ?a) (COUNT(*) AS ?n) WHERE {{ ?s ?p ?o }}"
-             f"{grouping}")
+    query = f"SELECT {head}({fn}(?o) AS ?a) (COUNT(*) AS ?n) WHERE {{ {where} }}{grouping}"
     routes = draw(st.lists(st.booleans(), min_size=len(case.batches),
                            max_size=len(case.batches)))
-    return dataclasses.replace(case, query=query, order_vars=(), by_value=(), limit=None,
-                               offset=0), routes
+    return dataclasses.replace(case, query=query, order_vars=(), limit=None, offset=0,
+                               by_value=("a",) if fn in ("MIN", "MAX") else ()), routes
 
 
 @fuzz_settings(EXAMPLES // 50)

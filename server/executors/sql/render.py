@@ -174,10 +174,10 @@ class Renderer:
                  known: Known, spark: bool = False, tallies: Mapping[str, str] | None = None
                  ) -> None:
         self.plan, self.tables, self.multi_pod, self.known = plan, tables, pods > 1, known
-        # the tally tables of linear groups, by node (``tally``), and what the
-        # statement writes to them: (table, key columns, the groups' CTE, SUMs, COUNTs)
+        # the tally tables of groups that keep them, by node (``tally``), and what
+        # the statement writes to them: (table, key columns, the groups' CTE, what they hold)
         self.tallies = tallies or {}
-        self.tally_writes: list[tuple[str, list[str], str, int, int]] = []
+        self.tally_writes: list[tuple[str, list[str], str, T.Aggregates]] = []
         self.spark = spark  # Spark SQL: tables quoted by backticks, numbers compared by a UDF
         names = sorted(set().union(*(shape(n).vars for n in plan.nodes)))
         self.column = {v: f"v{i}" for i, v in enumerate(names)}
@@ -614,7 +614,7 @@ class Renderer:
             return None
         (d,), = rel
         col, counted, numbers, summed = self.column, _counted(n), _numbers(n), _summed(n)
-        extremes = self._extremes(n, keys)
+        extremes = _extremes(n)
         ranked = list(dict.fromkeys(v for _, v in extremes))  # the variables they read
         own = sorted(set(keys) | {v for v, _ in counted if v is not None} | set(summed)
                      | set(ranked))
@@ -623,11 +623,16 @@ class Renderer:
         touched = self.alias("t")
         self.ctes.append((touched, f"SELECT DISTINCT {self._cols(keys, d.cols)} FROM {d.sql}"))
         key_cols = [col[v] for v in keys]
-        table = self.tallies.get(n.id) if T.linear(n) else None
+        table = self.tallies.get(n.id) if T.kept(n) else None
         reread = touched  # the groups whose old members are read
         if table is not None:  # those with tallies of the epoch read them instead (note 181)
-            have, reread = self.alias("c"), self.alias("t")
-            self.ctes += [(have, T.cached(touched, key_cols, table, len(summed), len(counted))),
+            have, reread, gone = self.alias("c"), self.alias("t"), self.alias("q")
+            if ranked:  # the members the batch takes, with their extremes' sort keys
+                taken = f"(SELECT {self._cols(own, d.cols)} FROM {d.sql} WHERE {d.k} < 0)"
+                self.ctes.append((gone, ("SELECT * FROM "
+                                  f"{_ranked_members(taken, [col[v] for v in ranked])} AS w")))
+            self.ctes += [(have, T.cached(touched, key_cols, table, aggregates(n),
+                                          gone if ranked else None)),
                           (reread, T.missed(touched, key_cols, have))]
         parts = [f"SELECT {self._cols(own, d.cols)}, 0 AS ko, {d.k} AS kd FROM {d.sql}"]
         for alt in self.old(n.child):  # from the touched keys (joins keep their written order)
@@ -680,8 +685,9 @@ class Renderer:
                        + (f" GROUP BY {', '.join(key_cols)}" if keys else ""))
         else:  # from the tallies read and the members' changes
             grouped = T.grouped(source, key_cols, have, [
-                "TRUE" if v is None else f"{col[v]} IS NOT NULL" for v, _ in counted], len(summed))
-            self.tally_writes.append((table, key_cols, sums, len(summed), len(counted)))
+                "TRUE" if v is None else f"{col[v]} IS NOT NULL" for v, _ in counted],
+                aggregates(n))
+            self.tally_writes.append((table, key_cols, sums, aggregates(n)))
         self.ctes.append((sums, f"SELECT g.*, {', '.join(results)} FROM ({grouped}) AS g"
                           if results else grouped))
         was, now = ("o_ > 0", "n_ > 0") if keys else ("TRUE", "TRUE")
@@ -744,12 +750,6 @@ class Renderer:
         return keys
 
 
-    def _extremes(self, n: P.Group, keys: list[str]) -> list[tuple[str, str]]:
-        """The group's MINs and MAXes (of a variable), each once; a SAMPLE
-        is the MIN (as ``views.aggregates``) unless of a key."""
-        return list(dict.fromkeys(_extreme(a) for a in n.aggregates
-                                  if a.fn in ("MIN", "MAX", "SAMPLE") and isinstance(a.expr, A.Var)
-                                  and not (a.fn == "SAMPLE" and a.expr.name in keys)))
 
 
     def join_rule(self, n: P.Join) -> str | None:
@@ -1187,6 +1187,24 @@ def _numbers(n: P.Group) -> list[tuple[str, str]]:
                               if a.fn in ("SUM", "AVG") and isinstance(a.expr, A.Var)))
 
 
+def _extremes(n: P.Group) -> list[tuple[str, str]]:
+    """The group's MINs and MAXes (of a variable), each once; a SAMPLE
+    is the MIN (as ``views.aggregates``) unless of a key."""
+    keys = {e.name for e in n.keys if isinstance(e, A.Var)}
+    return list(dict.fromkeys(_extreme(a) for a in n.aggregates
+                              if a.fn in ("MIN", "MAX", "SAMPLE") and isinstance(a.expr, A.Var)
+                              and not (a.fn == "SAMPLE" and a.expr.name in keys)))
+
+
+def aggregates(n: P.Group) -> T.Aggregates:
+    """What the group's tallies hold (``tally``)."""
+    extremes = _extremes(n)
+    ranked = list(dict.fromkeys(v for _, v in extremes))
+    return T.Aggregates(len(_counted(n)), len(_summed(n)),
+                        tuple(("max" if fn == "MAX" else "min", ranked.index(v))
+                              for fn, v in extremes))
+
+
 def _summed(n: P.Group) -> list[str]:
     """The variables the group's SUMs and AVGs read, each once."""
     return list(dict.fromkeys(v for _, v in _numbers(n)))
@@ -1256,10 +1274,10 @@ def stand_ins(plan: P.Plan) -> dict[str, NodeTables]:
 
 
 def tallied(plan: P.Plan) -> dict[str, tuple[int, list[tuple[str, str]]]]:
-    """The plan's groups that keep tallies (``tally.linear``), by node: the
+    """The plan's groups that keep tallies (``tally.kept``), by node: the
     number of their keys and their tally columns."""
-    return {n.id: (len(n.keys), T.layout(len(_counted(n)), len(_summed(n))))
-            for n in plan.nodes if isinstance(n, P.Group) and T.linear(n)}
+    return {n.id: (len(n.keys), T.layout(aggregates(n)))
+            for n in plan.nodes if isinstance(n, P.Group) and T.kept(n)}
 
 
 def schemas_needed(plan: P.Plan) -> dict[str, list[Schema]]:
@@ -1391,8 +1409,8 @@ def _applied(r: Renderer, ctes: list[str], stored: Stored, close: Closing | None
                       f"- (SELECT count(*) FROM {gone})"]
             if n is r.plan.root:
                 changes.append(_bindings(name, schema, shape(n).vars, r.column))
-    for t, (table, keys, sums, summed, counts) in enumerate(r.tally_writes):
-        ctes += T.writes(table, keys, sums, summed, counts, str(t), gate)
+    for t, (table, keys, sums, a) in enumerate(r.tally_writes):
+        ctes += T.writes(table, keys, sums, a, str(t), gate)
     growth = f"(0 {' + '.join([''] + grown)})"
     row = (f"{growth}::bigint AS grown, "
            f"greatest(0, {', '.join(sizes)}) AS largest, {missing} AS missing")

@@ -26,6 +26,7 @@ some member present has the feature — what the aggregates ask (``sums``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from storage.krel import column_names
 from views import algebra as A
@@ -36,26 +37,38 @@ FAMILIES = range(4)  # integer, decimal, float, double (``sums.FAMILIES``)
 _SPECIAL = (("nans", "NaN"), ("pinfs", "Infinity"), ("ninfs", "-Infinity"))
 
 
-def linear(n: P.Group) -> bool:
-    """Whether every aggregate of the group is a sum over its members:
-    COUNT (of a variable or *), SUM or AVG of a variable, none DISTINCT —
-    or the SAMPLE of a key, which is the key."""
-    keys = {e.name for e in n.keys if isinstance(e, A.Var)}
-    return all(not a.distinct and (a.fn == "COUNT" or (
-        a.fn in ("SUM", "AVG", "SAMPLE") and isinstance(a.expr, A.Var)
-        and (a.fn != "SAMPLE" or a.expr.name in keys))) for a in n.aggregates)
+@dataclass(frozen=True)
+class Aggregates:
+    """What a group's tallies hold: its COUNTs (none DISTINCT), the
+    variables its SUMs and AVGs read, and its extremes (MIN, MAX, a SAMPLE
+    of a variable not a key: ``"min"`` or ``"max"`` and the index of the
+    variable read among theirs)."""
+
+    counts: int
+    summed: int
+    extremes: tuple[tuple[str, int], ...] = ()
 
 
-def layout(counts: int, summed: int) -> list[tuple[str, str]]:
-    """The tally columns (name, SQL type) of a group with ``counts`` COUNTs
-    and ``summed`` variables SUMs or AVGs read."""
-    out = [("n", "BIGINT"), *((f"cnt{i}", "BIGINT") for i in range(counts))]
-    for j in range(summed):
-        out += [(f"vals{j}", "BIGINT"), (f"errs{j}", "BIGINT"),
-                *((f"fam{j}_{q}", "BIGINT") for q in FAMILIES),
-                *((f"{name}{j}", "BIGINT") for name, _ in _SPECIAL),
-                (f"exact{j}", "NUMERIC"), (f"scaled{j}", "NUMERIC")]
-    return out
+def kept(n: P.Group) -> bool:
+    """Whether the group keeps tallies: every aggregate is a sum over its
+    members (COUNT of a variable or *, SUM or AVG of a variable, none
+    DISTINCT) or an extreme (MIN, MAX, SAMPLE of a variable)."""
+    return all(isinstance(a.expr, A.Var) and a.fn in ("MIN", "MAX", "SAMPLE")
+               or not a.distinct and (a.fn == "COUNT" or (a.fn in ("SUM", "AVG")
+                                                          and isinstance(a.expr, A.Var)))
+               for a in n.aggregates)
+
+
+def layout(a: Aggregates) -> list[tuple[str, str]]:
+    """The tally columns (name, SQL type) of a group's aggregates ``a``: its
+    sums, then each extreme's sort key (NULL: no member binds its variable)."""
+    out = [("n", "BIGINT NOT NULL"), *((f"cnt{i}", "BIGINT NOT NULL") for i in range(a.counts))]
+    for j in range(a.summed):
+        out += [(f"vals{j}", "BIGINT NOT NULL"), (f"errs{j}", "BIGINT NOT NULL"),
+                *((f"fam{j}_{q}", "BIGINT NOT NULL") for q in FAMILIES),
+                *((f"{name}{j}", "BIGINT NOT NULL") for name, _ in _SPECIAL),
+                (f"exact{j}", "NUMERIC NOT NULL"), (f"scaled{j}", "NUMERIC NOT NULL")]
+    return out + [(f"ext{r}", "TEXT") for r in range(len(a.extremes))]
 
 
 def _features(bound: Sequence[str], summed: int) -> list[tuple[str, str]]:
@@ -74,13 +87,23 @@ def _features(bound: Sequence[str], summed: int) -> list[tuple[str, str]]:
     return out
 
 
-def cached(touched: str, keys: Sequence[str], table: str, summed: int, counts: int) -> str:
+def cached(touched: str, keys: Sequence[str], table: str, a: Aggregates,
+           gone: str | None = None) -> str:
     """The touched groups' tallies of the current epoch (``keys``: the
-    groups' key columns in ``touched``)."""
-    names = [c for c, _ in layout(counts, summed)]
+    groups' key columns in ``touched``), but for a group whose extreme
+    the batch may have taken: one of its members ``gone`` (the delta's
+    rows of negative k, each extreme's variable's sort key ``h0`` …) holds
+    it. Its extremes are read from its members again; the others' are
+    their old ones or a new member's beyond them."""
+    names = [c for c, _ in layout(a)]
+    lost = ""
+    if a.extremes and gone is not None:
+        on = " AND ".join(f"g.{k} IS NOT DISTINCT FROM x.{k}" for k in keys) or "TRUE"
+        held = " OR ".join(f"g.h{j} = t.ext{r}" for r, (_, j) in enumerate(a.extremes))
+        lost = f" AND NOT EXISTS (SELECT 1 FROM {gone} AS g WHERE {on} AND ({held}))"
     return (f"SELECT {', '.join([*(f'x.{k}' for k in keys), *(f't.{c}' for c in names)])} "
             f'FROM {touched} AS x JOIN "{table}" AS t ON {_stored(keys, "x")} '
-            f"AND t.epoch = {EPOCH}")
+            f"AND t.epoch = {EPOCH}{lost}")
 
 
 def missed(touched: str, keys: Sequence[str], have: str) -> str:
@@ -90,7 +113,7 @@ def missed(touched: str, keys: Sequence[str], have: str) -> str:
 
 
 def grouped(source: str, keys: Sequence[str], have: str, bound: Sequence[str],
-            summed: int) -> str:
+            a: Aggregates) -> str:
     """The groups' old and new aggregates' inputs from ``source`` (member
     rows with ``ko``, old members of the groups ``have`` lacks, and ``kd``,
     the batch's), named as ``render.Renderer.group`` reads them (``o_``,
@@ -98,9 +121,13 @@ def grouped(source: str, keys: Sequence[str], have: str, bound: Sequence[str],
     An exact sum is read without the trailing zeros of members gone (3 +
     1.5 − 1.5 is the integer 3, not 3.0), as a sum of the members present
     would be."""
+    summed = a.summed
     features = _features(bound, summed)
     sums = [f"sum(({f}) * {k}) AS {side}{c}" for c, f in features
             for side, k in (("a_", "ko"), ("d_", "kd"))]
+    for r, (pick, j) in enumerate(a.extremes):  # old, among the batch's, new
+        sums += [f'{pick}(h{j} COLLATE "C") FILTER (WHERE {k}) AS {side}ext{r}'
+                 for side, k in (("a_", "ko > 0"), ("d_", "kd > 0"), ("n_", "ko + kd > 0"))]
     inner = (f"SELECT {', '.join([*keys, *sums])} FROM {source}"
              + (f" GROUP BY {', '.join(keys)}" if keys else ""))
     on = " AND ".join(f"c.{k} IS NOT DISTINCT FROM a.{k}" for k in keys) or "TRUE"
@@ -108,6 +135,11 @@ def grouped(source: str, keys: Sequence[str], have: str, bound: Sequence[str],
     for c, _ in features:
         old = f"coalesce(c.{c}, 0) + a.a_{c}"
         sides += [f"{old} AS lo_{c}", f"{old} + a.d_{c} AS ln_{c}"]
+    for r, (pick, _) in enumerate(a.extremes):  # a group read keeps its extreme or passes it
+        beyond = "greatest" if pick == "max" else "least"
+        sides += [f"CASE WHEN c.n IS NULL THEN a.a_ext{r} ELSE c.ext{r} END AS lo_ext{r}",
+                  (f'CASE WHEN c.n IS NULL THEN a.n_ext{r} ELSE {beyond}(c.ext{r} COLLATE "C", '
+                  f"a.d_ext{r}) END AS ln_ext{r}")]
     lin = (f"SELECT {', '.join([*(f'a.{k}' for k in keys), *sides])} FROM ({inner}) AS a "
            f"LEFT JOIN {have} AS c ON {on}")
     named = ["lo_n AS o_", "ln_n AS n_"]
@@ -120,16 +152,17 @@ def grouped(source: str, keys: Sequence[str], have: str, bound: Sequence[str],
                       f"l{s}_scaled{j} AS {s}_b{j}",
                       *(f"l{s}_{name}{j} AS {s}_{short}{j}" for (name, _), short
                         in zip(_SPECIAL, ("nan", "pinf", "ninf"), strict=True))]
-    new = [f"ln_{c}" for c, _ in features]
+    named += [f"l{s}_ext{r} AS {s}_r{r}" for r in range(len(a.extremes)) for s in "on"]
+    new = [f"ln_{c}" for c, _ in layout(a)]
     return f"SELECT {', '.join([*keys, *named, *new])} FROM ({lin}) AS l"
 
 
-def writes(table: str, keys: Sequence[str], sums: str, summed: int, counts: int,
-           tag: str, gate: str) -> list[str]:
+def writes(table: str, keys: Sequence[str], sums: str, a: Aggregates, tag: str,
+           gate: str) -> list[str]:
     """The CTEs writing every touched group's new tallies (``sums``: their
     rows, ``grouped``'s), stamped with the current epoch, and deleting those
     of a group left with no member; each gated by ``gate``."""
-    names = [c for c, _ in layout(counts, summed)]
+    names = [c for c, _ in layout(a)]
     stored = column_names(range(len(keys))) or ["unit"]
     values = [f"coalesce(g.{k}, 0)" for k in keys] or ["TRUE"]
     sets = ", ".join(f"{c} = excluded.{c}" for c in ["epoch", *names])
