@@ -10,8 +10,8 @@ are the term ids of the schema's variables in sorted order, plus ``k``
 ids are the plan's content-derived ids (``views.plan``), so a table is never
 attached to a different computation. Rows whose k reaches 0 are deleted in
 the same transaction. Tables are registered in ``krel_tables``, beside
-each linear group's tally table (``create_tally``, registered with the
-variables ``[TALLY]``: the SQL executor's, ``server.executors.sql.tally``),
+the tally table of each group that keeps one (``create_tally``, registered with
+the variables ``[TALLY]``: the SQL executor's, ``server.executors.sql.tally``),
 which ``tables`` and ``size`` leave out and ``drop_all`` drops.
 
 A view's root tables carry the change feed's capture triggers (``watch``):

@@ -1,7 +1,8 @@
 """``views.tally_epoch``: the epoch of the view's group tallies (design note
-181). A rendered statement keeps, per group of a group node whose every
-aggregate is linear in its members (COUNT, SUM, AVG, none DISTINCT), the
-tallies its aggregates are computed from, in a table of their own
+181). A rendered statement keeps, per group of a group node whose
+aggregates are sums over its members (COUNT, SUM, AVG, none DISTINCT) or
+extremes (MIN, MAX, SAMPLE), the tallies they are computed from, in a table
+of their own
 (``storage.krel.create_tally``), each row stamped with the epoch it was
 written in. Only rows of the view's current epoch are read. Every job that
 ends otherwise than by a rendered statement (``storage.views_repo.close``:

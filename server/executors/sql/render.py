@@ -607,7 +607,8 @@ class Renderer:
         linear in the rows). Their terms are looked up in the dictionary
         (``storage.terms.number_id``); one it lacks makes the statement
         change nothing and name it (``MISSING``), to be added and the
-        statement run again."""
+        statement run again. A group that keeps tallies (``tally``) reads
+        them for the groups that have them instead of their old members."""
         keys = self._group_keys(n)
         rel = self.delta(n.child)
         if not rel:
@@ -653,36 +654,17 @@ class Renderer:
             body = (f"SELECT {cols}, sum(ko) AS ko, sum(kd) AS kd FROM ({body}) AS u"
                     + (f" GROUP BY {cols}" if own else ""))
         self.ctes.append((members, body))
-        source, added, results = members, [], []  # SUMs' and AVGs' tallies, old and new terms
+        source, results = members, []  # old and new terms of SUMs and AVGs
         if ranked:
             source = _ranked_members(members, [col[v] for v in ranked])
-            for r, (fn, var) in enumerate(extremes):
-                pick, h = "max" if fn == "MAX" else "min", f"h{ranked.index(var)}"
-                added += [f'{pick}({h} COLLATE "C") FILTER (WHERE ko > 0) AS o_r{r}',
-                          f'{pick}({h} COLLATE "C") FILTER (WHERE ko + kd > 0) AS n_r{r}']
         if summed:
             source = sums_members(source, [col[v] for v in summed])
-            for side, k in (("o_", "ko"), ("n_", "ko + kd")):
-                for at in range(len(summed)):
-                    added += tallies(side, at, k)
-                for r, (fn, var) in enumerate(numbers):
-                    results += term(fn, side, summed.index(var), r)
+            results = [t for side in ("o_", "n_") for r, (fn, var) in enumerate(numbers)
+                       for t in term(fn, side, summed.index(var), r)]
         elif ranked:
             source += " AS w"
-        counts = []  # per count (of a variable or *, DISTINCT or not), its old and new value
-        for i, (v, distinct) in enumerate(counted):
-            if distinct:
-                what = "*" if v is None else f"DISTINCT {col[v]}"
-                counts += [f"count({what}) FILTER (WHERE ko > 0) AS o{i}",
-                           f"count({what}) FILTER (WHERE ko + kd > 0) AS n{i}"]
-                continue
-            bound = "TRUE" if v is None else f"{col[v]} IS NOT NULL"
-            counts += [f"sum(CASE WHEN {bound} THEN ko ELSE 0 END) AS o{i}",
-                       f"sum(CASE WHEN {bound} THEN ko + kd ELSE 0 END) AS n{i}"]
         if table is None:
-            selected = [*key_cols, "sum(ko) AS o_", "sum(ko + kd) AS n_", *counts, *added]
-            grouped = (f"SELECT {', '.join(selected)} FROM {source}"
-                       + (f" GROUP BY {', '.join(key_cols)}" if keys else ""))
+            grouped = self._grouped(source, key_cols, counted, extremes, ranked, len(summed))
         else:  # from the tallies read and the members' changes
             grouped = T.grouped(source, key_cols, have, [
                 "TRUE" if v is None else f"{col[v]} IS NOT NULL" for v, _ in counted],
@@ -729,6 +711,32 @@ class Renderer:
                     r = extremes.index(_extreme(agg))
                     out.append(f"CAST(CAST('x' || right(e{r}, 16) AS bit(64)) AS bigint) AS {col[v]}")
         return f"SELECT {', '.join([*out, 'k'])} FROM {rows}"
+
+    def _grouped(self, source: str, key_cols: list[str], counted: list[tuple[str | None, bool]],
+                 extremes: list[tuple[str, str]], ranked: list[str], summed: int) -> str:
+        """The groups' old and new aggregates' inputs from all their members
+        in ``source`` (``ko``, ``kd``): as ``tally.grouped`` names them."""
+        added = []  # per extreme and summed variable, its old and new inputs
+        for r, (fn, var) in enumerate(extremes):
+            pick, h = "max" if fn == "MAX" else "min", f"h{ranked.index(var)}"
+            added += [f'{pick}({h} COLLATE "C") FILTER (WHERE ko > 0) AS o_r{r}',
+                      f'{pick}({h} COLLATE "C") FILTER (WHERE ko + kd > 0) AS n_r{r}']
+        for side, k in (("o_", "ko"), ("n_", "ko + kd")):
+            for at in range(summed):
+                added += tallies(side, at, k)
+        counts = []  # per count (of a variable or *, DISTINCT or not), its old and new value
+        for i, (v, distinct) in enumerate(counted):
+            if distinct:
+                what = "*" if v is None else f"DISTINCT {self.column[v]}"
+                counts += [f"count({what}) FILTER (WHERE ko > 0) AS o{i}",
+                           f"count({what}) FILTER (WHERE ko + kd > 0) AS n{i}"]
+                continue
+            bound = "TRUE" if v is None else f"{self.column[v]} IS NOT NULL"
+            counts += [f"sum(CASE WHEN {bound} THEN ko ELSE 0 END) AS o{i}",
+                       f"sum(CASE WHEN {bound} THEN ko + kd ELSE 0 END) AS n{i}"]
+        selected = [*key_cols, "sum(ko) AS o_", "sum(ko + kd) AS n_", *counts, *added]
+        return (f"SELECT {', '.join(selected)} FROM {source}"
+                + (f" GROUP BY {', '.join(key_cols)}" if key_cols else ""))
 
     def _group_keys(self, n: P.Group) -> list[str]:
         """The group's key variables (a key that is an expression, or an
@@ -1303,8 +1311,8 @@ def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known,
     whose terms the dictionary lacks: when there are, the statement changed
     nothing); with ``close``, the statement ends the job too, ΔV being the
     rows its root's tables take, and the row has ``close``'s columns. A
-    linear group with a table in ``tallies`` (by node) keeps its tallies
-    there (``tally``): the statement then reads the parameter ``:v``, the
+    group with a table in ``tallies`` (by node) keeps its tallies there
+    (``tally``): the statement then reads the parameter ``:v``, the
     view's id."""
     r = Renderer(plan, tables, pods, known, tallies=tallies)
     ctes, stored = _program(r)

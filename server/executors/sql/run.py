@@ -114,7 +114,7 @@ def prepare(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Node
             tallies: dict[str, str]) -> None:
     """Every table the rendered statement writes, created and registered
     (``tables`` and ``tallies`` updated): one per possible schema of each
-    stored node, and the tally table of each linear group (``R.tallied``)."""
+    stored node, and the tally table of each group keeping them (``R.tallied``)."""
     for node, schemas in R.schemas_needed(plan).items():
         have = tables.setdefault(node, {})
         for schema in schemas:

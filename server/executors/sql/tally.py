@@ -1,12 +1,14 @@
-"""Group tallies (design note 181): a group whose every aggregate is linear
-in its members — COUNT, SUM and AVG, none DISTINCT — is computed from sums
-over its members that a batch changes by its delta's rows alone: the
-members' multiplicity, each COUNT's bound members, and for each SUM's or
-AVG's variable its values, its erring members, its members of each numeric
-family (integer, decimal, float, double), its NaNs and infinities, the
-exact sum of its integers and decimals and that of its finite floats and
-doubles (scaled, ``sums``). The highest family present, which is not a
-sum, is read from the families' counts.
+"""Group tallies (design note 181). COUNT, SUM and AVG, none DISTINCT, are
+computed from sums over a group's members that a batch changes by its
+delta's rows alone: the members' multiplicity, each COUNT's bound members,
+and for each SUM's or AVG's variable its values, its erring members, its
+members of each numeric family (integer, decimal, float, double), its
+NaNs and infinities, the exact sum of its integers and decimals and that
+of its finite floats and doubles (scaled, ``sums``). The highest family
+present, which is not a sum, is read from the families' counts. An
+extreme (MIN, MAX, a SAMPLE of a variable) changes only when a member
+beyond it comes or the member holding it goes: its sort key is kept, and
+a group the batch takes such a member from is read from its members.
 
 The rendered statement keeps them per group in the node's tally table
 (``storage.krel.create_tally``), each row stamped with the view's
