@@ -117,7 +117,11 @@ LOADED = ("pod_triples", "quads", "terms", "change_triples", "change_quads")
 def loading(engine: Engine) -> Iterator[Connection]:
     """A bulk load's transaction: committed synchronously, whatever the
     database's default ("loaded" means stored), then the tables it filled
-    (``LOADED``) left as autovacuum would, at once: ``VACUUM (ANALYZE)``.
+    (``LOADED``) left as autovacuum would, at once, and frozen: ``VACUUM
+    (FREEZE, ANALYZE)``. A plain VACUUM skips setting the visibility map on
+    a page it cannot lock for cleanup at once, one the checkpointer is
+    writing out (CI's parallel tests force checkpoints as they create
+    their databases); freezing makes it wait for the lock (design note 182).
     Without statistics the planner takes a loaded predicate for one row (on
     bsbm-100, one rendered batch took 15.7 s by nested loops, 127 ms with
     them: note 89); without the visibility map every row an index-only scan
@@ -130,7 +134,7 @@ def loading(engine: Engine) -> Iterator[Connection]:
         conn.execute(text("SET LOCAL synchronous_commit = on"))
         yield conn
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        conn.execute(text(f"VACUUM (ANALYZE) {', '.join(LOADED)}"))
+        conn.execute(text(f"VACUUM (FREEZE, ANALYZE) {', '.join(LOADED)}"))
 
 
 def put_resource(conn: Connection, pod: int, path: str, triples: Iterable[Triple] | TermTable,
