@@ -93,31 +93,33 @@ def create_tally(conn: Connection, view: int, node: str, keys: int,
     its ``keys`` key columns ``c0 …`` (a key's term id, 0 where the group
     leaves it unbound; ``unit`` for a group of no keys), ``epoch``, and
     ``columns`` (name, SQL type and constraints)."""
-    name = f"kt_{view}_{node[:16]}"
-    cols = column_names(range(keys))
-    coldefs = [*(f"{c} BIGINT NOT NULL" for c in cols or ["unit"]), "epoch BIGINT NOT NULL",
-               *(f"{c} {t}" for c, t in columns)]
-    if not cols:
-        coldefs[0] = "unit BOOLEAN NOT NULL"
-    conn.execute(text(f'CREATE TABLE "{name}" ({", ".join(coldefs)}, '
+    name, cols = f"kt_{view}_{node[:16]}", column_names(range(keys))
+    coldefs = ", ".join([_key_defs(cols), "epoch BIGINT NOT NULL",
+                         *(f"{c} {t}" for c, t in columns)])
+    conn.execute(text(f'CREATE TABLE "{name}" ({coldefs}, '
                       f"PRIMARY KEY ({', '.join(cols or ['unit'])}))"))
+    _register(conn, view, node, name, [TALLY])
+    return name
+
+
+def _key_defs(cols: Sequence[str]) -> str:
+    """The definitions of a table's key columns (term ids), or of ``unit``."""
+    return ", ".join(f"{c} BIGINT NOT NULL" for c in cols) or "unit BOOLEAN NOT NULL"
+
+
+def _register(conn: Connection, view: int, node: str, name: str, variables: list[str]) -> None:
     conn.execute(text("INSERT INTO krel_tables (view_id, node, table_name, variables) "
                       "VALUES (:v, :n, :t, CAST(:vars AS jsonb))"),
-                 {"v": view, "n": node, "t": name, "vars": json.dumps([TALLY])})
-    return name
+                 {"v": view, "n": node, "t": name, "vars": json.dumps(variables)})
 
 
 def create(conn: Connection, view: int, node: str, schema: Schema) -> Table:
     """The table of a node's schema, created and registered."""
     variables = sorted(schema)
     name = table_name(view, node, schema)
-    cols = column_names(variables)
-    coldefs = ", ".join(f"{c} BIGINT NOT NULL" for c in cols) or "unit BOOLEAN NOT NULL"
-    conn.execute(text(f'CREATE TABLE "{name}" ({coldefs}, k BIGINT NOT NULL, '
-                      f"PRIMARY KEY ({', '.join(key_columns(variables))}))"))
-    conn.execute(text("INSERT INTO krel_tables (view_id, node, table_name, variables) "
-                      "VALUES (:v, :n, :t, CAST(:vars AS jsonb))"),
-                 {"v": view, "n": node, "t": name, "vars": json.dumps(variables)})
+    conn.execute(text(f'CREATE TABLE "{name}" ({_key_defs(column_names(variables))}, '
+                      f"k BIGINT NOT NULL, PRIMARY KEY ({', '.join(key_columns(variables))}))"))
+    _register(conn, view, node, name, variables)
     if conn.execute(text("SELECT current_setting('podviews.feed_root', true)")
                     ).scalar() == f"{view}:{node}":
         watch(conn, name, variables)

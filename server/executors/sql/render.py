@@ -624,16 +624,16 @@ class Renderer:
         touched = self.alias("t")
         self.ctes.append((touched, f"SELECT DISTINCT {self._cols(keys, d.cols)} FROM {d.sql}"))
         key_cols = [col[v] for v in keys]
-        table = self.tallies.get(n.id) if T.kept(n) else None
+        table, held = self.tallies.get(n.id), aggregates(n)  # a table only where ``T.kept``
         reread = touched  # the groups whose old members are read
         if table is not None:  # those with tallies of the epoch read them instead (note 181)
-            have, reread, gone = self.alias("c"), self.alias("t"), self.alias("q")
+            have, reread, gone = self.alias("c"), self.alias("t"), None
             if ranked:  # the members the batch takes, with their extremes' sort keys
+                gone = self.alias("q")
                 taken = f"(SELECT {self._cols(own, d.cols)} FROM {d.sql} WHERE {d.k} < 0)"
                 self.ctes.append((gone, ("SELECT * FROM "
                                   f"{_ranked_members(taken, [col[v] for v in ranked])} AS w")))
-            self.ctes += [(have, T.cached(touched, key_cols, table, aggregates(n),
-                                          gone if ranked else None)),
+            self.ctes += [(have, T.cached(touched, key_cols, table, held, gone)),
                           (reread, T.missed(touched, key_cols, have))]
         parts = [f"SELECT {self._cols(own, d.cols)}, 0 AS ko, {d.k} AS kd FROM {d.sql}"]
         for alt in self.old(n.child):  # from the touched keys (joins keep their written order)
@@ -667,9 +667,8 @@ class Renderer:
             grouped = self._grouped(source, key_cols, counted, extremes, ranked, len(summed))
         else:  # from the tallies read and the members' changes
             grouped = T.grouped(source, key_cols, have, [
-                "TRUE" if v is None else f"{col[v]} IS NOT NULL" for v, _ in counted],
-                aggregates(n))
-            self.tally_writes.append((table, key_cols, sums, aggregates(n)))
+                "TRUE" if v is None else f"{col[v]} IS NOT NULL" for v, _ in counted], held)
+            self.tally_writes.append((table, key_cols, sums, held))
         self.ctes.append((sums, f"SELECT g.*, {', '.join(results)} FROM ({grouped}) AS g"
                           if results else grouped))
         was, now = ("o_ > 0", "n_ > 0") if keys else ("TRUE", "TRUE")
@@ -756,9 +755,6 @@ class Renderer:
                 raise NotRendered(f"the aggregate {'DISTINCT ' if a.distinct else ''}{a.fn}"
                                   + (" of *" if a.expr is None else ""))
         return keys
-
-
-
 
     def join_rule(self, n: P.Join) -> str | None:
         """ΔP1⋈ΔP2 + ΔP1⋈P2 + P1⋈ΔP2 (Theorem 4.5), with the OPTIONAL's

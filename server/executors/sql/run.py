@@ -104,6 +104,12 @@ def merged_tables(plan: Plan) -> int:
     return sum(len(schemas) for schemas in R.schemas_needed(plan).values())
 
 
+@functools.lru_cache(maxsize=1024)
+def tallied(plan: Plan) -> dict[str, tuple[int, list[tuple[str, str]]]]:
+    """``R.tallied``, once per plan: ``prepare`` reads it every batch."""
+    return R.tallied(plan)
+
+
 def placement(plan: Plan) -> str:
     """Where the plan's nodes run: "sql", or "interpreter" and why."""
     why = unrendered(plan)
@@ -114,13 +120,13 @@ def prepare(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Node
             tallies: dict[str, str]) -> None:
     """Every table the rendered statement writes, created and registered
     (``tables`` and ``tallies`` updated): one per possible schema of each
-    stored node, and the tally table of each group keeping them (``R.tallied``)."""
+    stored node, and the tally table of each group keeping them (``tallied``)."""
     for node, schemas in R.schemas_needed(plan).items():
         have = tables.setdefault(node, {})
         for schema in schemas:
             if schema not in have:
                 have[schema] = krel.create(conn, view, node, schema)
-    for node, (keys, columns) in R.tallied(plan).items():
+    for node, (keys, columns) in tallied(plan).items():
         if node not in tallies:
             tallies[node] = krel.create_tally(conn, view, node, keys, columns)
 

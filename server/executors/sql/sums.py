@@ -27,6 +27,8 @@ from server.executors.sql.exprs import double_of, exact_number
 
 # a member's numeric family: 0 integer, 1 decimal, 2 float, 3 double (NULL: not a number)
 FAMILIES = (XSD.integer, XSD.decimal, XSD.float, XSD.double)
+# the float and double values counted apart (their sum is not a number's), by tally name
+SPECIAL = (("nan", "NaN"), ("pinf", "Infinity"), ("ninf", "-Infinity"))
 
 
 def sums_members(members: str, columns: list[str]) -> str:
@@ -69,8 +71,7 @@ def tallies(side: str, j: int, k: str) -> list[str]:
             f"sum(CASE WHEN {present} AND f{j} <= 1 THEN x{j} * ({k}) END) AS {side}x{j}",
             f"sum(CASE WHEN {present} THEN b{j} * ({k}) END) AS {side}b{j}",
             *(f"sum(CASE WHEN {present} AND f{j} >= 2 AND d{j} = '{v}' THEN 1 ELSE 0 END) "
-              f"AS {side}{name}{j}" for name, v in (("nan", "NaN"), ("pinf", "Infinity"),
-                                                    ("ninf", "-Infinity")))]
+              f"AS {side}{name}{j}" for name, v in SPECIAL)]
 
 
 def term(fn: str, side: str, j: int, r: int) -> list[str]:

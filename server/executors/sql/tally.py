@@ -30,13 +30,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from storage.krel import column_names
+from server.executors.sql.sums import FAMILIES, SPECIAL
+from storage.krel import column_names, key_columns
 from views import algebra as A
 from views import plan as P
 
 EPOCH = "(SELECT tally_epoch FROM views WHERE id = :v)"  # the view's (a statement parameter)
-FAMILIES = range(4)  # integer, decimal, float, double (``sums.FAMILIES``)
-_SPECIAL = (("nans", "NaN"), ("pinfs", "Infinity"), ("ninfs", "-Infinity"))
+_FAMILIES = range(len(FAMILIES))
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,8 @@ def layout(a: Aggregates) -> list[tuple[str, str]]:
     out = [("n", "BIGINT NOT NULL"), *((f"cnt{i}", "BIGINT NOT NULL") for i in range(a.counts))]
     for j in range(a.summed):
         out += [(f"vals{j}", "BIGINT NOT NULL"), (f"errs{j}", "BIGINT NOT NULL"),
-                *((f"fam{j}_{q}", "BIGINT NOT NULL") for q in FAMILIES),
-                *((f"{name}{j}", "BIGINT NOT NULL") for name, _ in _SPECIAL),
+                *((f"fam{j}_{q}", "BIGINT NOT NULL") for q in _FAMILIES),
+                *((f"{name}{j}", "BIGINT NOT NULL") for name, _ in SPECIAL),
                 (f"exact{j}", "NUMERIC NOT NULL"), (f"scaled{j}", "NUMERIC NOT NULL")]
     return out + [(f"ext{r}", "TEXT") for r in range(len(a.extremes))]
 
@@ -81,9 +81,9 @@ def _features(bound: Sequence[str], summed: int) -> list[tuple[str, str]]:
                          for i, b in enumerate(bound))]
     for j in range(summed):
         out += [(f"vals{j}", "1"), (f"errs{j}", f"CASE WHEN f{j} IS NULL THEN 1 ELSE 0 END"),
-                *((f"fam{j}_{q}", f"CASE WHEN f{j} = {q} THEN 1 ELSE 0 END") for q in FAMILIES),
+                *((f"fam{j}_{q}", f"CASE WHEN f{j} = {q} THEN 1 ELSE 0 END") for q in _FAMILIES),
                 *((f"{name}{j}", f"CASE WHEN f{j} >= 2 AND d{j} = '{v}' THEN 1 ELSE 0 END")
-                  for name, v in _SPECIAL),
+                  for name, v in SPECIAL),
                 (f"exact{j}", f"CASE WHEN f{j} <= 1 THEN x{j} ELSE 0 END"),
                 (f"scaled{j}", f"coalesce(b{j}, 0)")]
     return out
@@ -100,9 +100,8 @@ def cached(touched: str, keys: Sequence[str], table: str, a: Aggregates,
     names = [c for c, _ in layout(a)]
     lost = ""
     if a.extremes and gone is not None:
-        on = " AND ".join(f"g.{k} IS NOT DISTINCT FROM x.{k}" for k in keys) or "TRUE"
         held = " OR ".join(f"g.h{j} = t.ext{r}" for r, (_, j) in enumerate(a.extremes))
-        lost = f" AND NOT EXISTS (SELECT 1 FROM {gone} AS g WHERE {on} AND ({held}))"
+        lost = f" AND NOT EXISTS (SELECT 1 FROM {gone} AS g WHERE {_same(keys, 'g', 'x')} AND ({held}))"
     return (f"SELECT {', '.join([*(f'x.{k}' for k in keys), *(f't.{c}' for c in names)])} "
             f'FROM {touched} AS x JOIN "{table}" AS t ON {_stored(keys, "x")} '
             f"AND t.epoch = {EPOCH}{lost}")
@@ -110,8 +109,8 @@ def cached(touched: str, keys: Sequence[str], table: str, a: Aggregates,
 
 def missed(touched: str, keys: Sequence[str], have: str) -> str:
     """The touched groups without tallies of the current epoch."""
-    on = " AND ".join(f"c.{k} IS NOT DISTINCT FROM x.{k}" for k in keys) or "TRUE"
-    return f"SELECT x.* FROM {touched} AS x WHERE NOT EXISTS (SELECT 1 FROM {have} AS c WHERE {on})"
+    return (f"SELECT x.* FROM {touched} AS x "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {have} AS c WHERE {_same(keys, 'c', 'x')})")
 
 
 def grouped(source: str, keys: Sequence[str], have: str, bound: Sequence[str],
@@ -132,7 +131,6 @@ def grouped(source: str, keys: Sequence[str], have: str, bound: Sequence[str],
                  for side, k in (("a_", "ko > 0"), ("d_", "kd > 0"), ("n_", "ko + kd > 0"))]
     inner = (f"SELECT {', '.join([*keys, *sums])} FROM {source}"
              + (f" GROUP BY {', '.join(keys)}" if keys else ""))
-    on = " AND ".join(f"c.{k} IS NOT DISTINCT FROM a.{k}" for k in keys) or "TRUE"
     sides = []
     for c, _ in features:
         old = f"coalesce(c.{c}, 0) + a.a_{c}"
@@ -143,17 +141,16 @@ def grouped(source: str, keys: Sequence[str], have: str, bound: Sequence[str],
                   (f'CASE WHEN c.n IS NULL THEN a.n_ext{r} ELSE {beyond}(c.ext{r} COLLATE "C", '
                   f"a.d_ext{r}) END AS ln_ext{r}")]
     lin = (f"SELECT {', '.join([*(f'a.{k}' for k in keys), *sides])} FROM ({inner}) AS a "
-           f"LEFT JOIN {have} AS c ON {on}")
+           f"LEFT JOIN {have} AS c ON {_same(keys, 'c', 'a')}")
     named = ["lo_n AS o_", "ln_n AS n_"]
     named += [f"l{s}_cnt{i} AS {s}{i}" for i in range(len(bound)) for s in "on"]
     for j in range(summed):
         for s in "on":
-            family = " ".join(f"WHEN l{s}_fam{j}_{q} > 0 THEN {q}" for q in reversed(FAMILIES))
+            family = " ".join(f"WHEN l{s}_fam{j}_{q} > 0 THEN {q}" for q in reversed(_FAMILIES))
             named += [f"l{s}_vals{j} AS {s}_c{j}", f"l{s}_errs{j} AS {s}_e{j}",
                       f"CASE {family} END AS {s}_f{j}", f"trim_scale(l{s}_exact{j}) AS {s}_x{j}",
                       f"l{s}_scaled{j} AS {s}_b{j}",
-                      *(f"l{s}_{name}{j} AS {s}_{short}{j}" for (name, _), short
-                        in zip(_SPECIAL, ("nan", "pinf", "ninf"), strict=True))]
+                      *(f"l{s}_{name}{j} AS {s}_{name}{j}" for name, _ in SPECIAL)]
     named += [f"l{s}_ext{r} AS {s}_r{r}" for r in range(len(a.extremes)) for s in "on"]
     new = [f"ln_{c}" for c, _ in layout(a)]
     return f"SELECT {', '.join([*keys, *named, *new])} FROM ({lin}) AS l"
@@ -165,7 +162,7 @@ def writes(table: str, keys: Sequence[str], sums: str, a: Aggregates, tag: str,
     rows, ``grouped``'s), stamped with the current epoch, and deleting those
     of a group left with no member; each gated by ``gate``."""
     names = [c for c, _ in layout(a)]
-    stored = column_names(range(len(keys))) or ["unit"]
+    stored = key_columns(keys)
     values = [f"coalesce(g.{k}, 0)" for k in keys] or ["TRUE"]
     sets = ", ".join(f"{c} = excluded.{c}" for c in ["epoch", *names])
     return [(f'tw{tag} AS (INSERT INTO "{table}" AS t ({", ".join([*stored, "epoch", *names])}) '
@@ -174,6 +171,11 @@ def writes(table: str, keys: Sequence[str], sums: str, a: Aggregates, tag: str,
             f"ON CONFLICT ({', '.join(stored)}) DO UPDATE SET {sets})"),
             (f'td{tag} AS (DELETE FROM "{table}" AS t USING {sums} AS g '
             f"WHERE {_stored(keys, 'g')} AND g.n_ <= 0{gate})")]
+
+
+def _same(keys: Sequence[str], a: str, b: str) -> str:
+    """Rows ``a`` and ``b`` are of one group (an unbound key equals an unbound one)."""
+    return " AND ".join(f"{a}.{k} IS NOT DISTINCT FROM {b}.{k}" for k in keys) or "TRUE"
 
 
 def _stored(keys: Sequence[str], row: str) -> str:
