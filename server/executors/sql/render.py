@@ -31,7 +31,7 @@ from rdflib.term import BNode, Identifier
 from server.executors.sql import tally as T
 from server.executors.sql.exprs import condition
 from server.executors.sql.shape import NotRendered, Schema, joined_iris, shape
-from server.executors.sql.sums import sums_members, tallies, term
+from server.executors.sql.sums import sums_members, term
 from storage.krel import NodeTables, column_names, key_columns
 from storage.terms import integer_id, number_id
 from views import algebra as A
@@ -663,11 +663,12 @@ class Renderer:
                        for t in term(fn, side, summed.index(var), r)]
         elif ranked:
             source += " AS w"
-        if table is None:
-            grouped = self._grouped(source, key_cols, counted, extremes, ranked, len(summed))
-        else:  # from the tallies read and the members' changes
-            grouped = T.grouped(source, key_cols, have, [
-                "TRUE" if v is None else f"{col[v]} IS NOT NULL" for v, _ in counted], held)
+        counts = [("*" if v is None else f"DISTINCT {col[v]}", True) if distinct else
+                  ("TRUE" if v is None else f"{col[v]} IS NOT NULL", False)
+                  for v, distinct in counted]
+        # from all the members, or from the tallies read and the members' changes
+        grouped = T.grouped(source, key_cols, None if table is None else have, counts, held)
+        if table is not None:
             self.tally_writes.append((table, key_cols, sums, held))
         self.ctes.append((sums, f"SELECT g.*, {', '.join(results)} FROM ({grouped}) AS g"
                           if results else grouped))
@@ -710,32 +711,6 @@ class Renderer:
                     r = extremes.index(_extreme(agg))
                     out.append(f"CAST(CAST('x' || right(e{r}, 16) AS bit(64)) AS bigint) AS {col[v]}")
         return f"SELECT {', '.join([*out, 'k'])} FROM {rows}"
-
-    def _grouped(self, source: str, key_cols: list[str], counted: list[tuple[str | None, bool]],
-                 extremes: list[tuple[str, str]], ranked: list[str], summed: int) -> str:
-        """The groups' old and new aggregates' inputs from all their members
-        in ``source`` (``ko``, ``kd``): as ``tally.grouped`` names them."""
-        added = []  # per extreme and summed variable, its old and new inputs
-        for r, (fn, var) in enumerate(extremes):
-            pick, h = "max" if fn == "MAX" else "min", f"h{ranked.index(var)}"
-            added += [f'{pick}({h} COLLATE "C") FILTER (WHERE ko > 0) AS o_r{r}',
-                      f'{pick}({h} COLLATE "C") FILTER (WHERE ko + kd > 0) AS n_r{r}']
-        for side, k in (("o_", "ko"), ("n_", "ko + kd")):
-            for at in range(summed):
-                added += tallies(side, at, k)
-        counts = []  # per count (of a variable or *, DISTINCT or not), its old and new value
-        for i, (v, distinct) in enumerate(counted):
-            if distinct:
-                what = "*" if v is None else f"DISTINCT {self.column[v]}"
-                counts += [f"count({what}) FILTER (WHERE ko > 0) AS o{i}",
-                           f"count({what}) FILTER (WHERE ko + kd > 0) AS n{i}"]
-                continue
-            bound = "TRUE" if v is None else f"{self.column[v]} IS NOT NULL"
-            counts += [f"sum(CASE WHEN {bound} THEN ko ELSE 0 END) AS o{i}",
-                       f"sum(CASE WHEN {bound} THEN ko + kd ELSE 0 END) AS n{i}"]
-        selected = [*key_cols, "sum(ko) AS o_", "sum(ko + kd) AS n_", *counts, *added]
-        return (f"SELECT {', '.join(selected)} FROM {source}"
-                + (f" GROUP BY {', '.join(key_cols)}" if key_cols else ""))
 
     def _group_keys(self, n: P.Group) -> list[str]:
         """The group's key variables (a key that is an expression, or an

@@ -56,27 +56,9 @@ def sums_members(members: str, columns: list[str]) -> str:
             f"FROM {members} AS m {' '.join(joins)}) AS v) AS u")
 
 
-def tallies(side: str, j: int, k: str) -> list[str]:
-    """The aggregates over a group's rows (``sums_members``) a SUM or an
-    AVG of column ``j`` needs on one ``side`` (``o_``: before the batch,
-    ``n_``: after), the member's multiplicity there ``k``: its values (a
-    member counted as often as its multiplicity), its erring members, its
-    highest family, the exact sums of its integers and decimals and of its
-    finite floats and doubles (scaled by 2^1074: ``pv_double_scaled``), and
-    how many NaN and infinite floats and doubles it holds."""
-    present = f"({k}) > 0"
-    return [f"sum(CASE WHEN {present} THEN {k} ELSE 0 END) AS {side}c{j}",
-            f"sum(CASE WHEN {present} AND f{j} IS NULL THEN 1 ELSE 0 END) AS {side}e{j}",
-            f"max(CASE WHEN {present} THEN f{j} END) AS {side}f{j}",
-            f"sum(CASE WHEN {present} AND f{j} <= 1 THEN x{j} * ({k}) END) AS {side}x{j}",
-            f"sum(CASE WHEN {present} THEN b{j} * ({k}) END) AS {side}b{j}",
-            *(f"sum(CASE WHEN {present} AND f{j} >= 2 AND d{j} = '{v}' THEN 1 ELSE 0 END) "
-              f"AS {side}{name}{j}" for name, v in SPECIAL)]
-
-
 def term(fn: str, side: str, j: int, r: int) -> list[str]:
     """The term of the SUM or AVG ``fn`` of column ``j`` on ``side`` from
-    its tallies: its datatype (``{side}t{r}``) and lexical form
+    its tallies (``tally.grouped``'s columns): its datatype (``{side}t{r}``) and lexical form
     (``{side}l{r}``), both NULL when it is an error. The sum (and the
     average) of no value is the integer 0; an average of integers and
     decimals is a decimal, divided as Python's decimals are (28

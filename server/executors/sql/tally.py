@@ -20,6 +20,10 @@ job that ends otherwise than by the rendered statement moves the epoch on
 (``storage.views_repo.closing``): rows written before a change the
 statement did not make are never read again.
 
+A group that keeps none (it has a DISTINCT count, or no table is given)
+computes the same sums over all its members (``grouped`` without a table
+read): one way to every group's aggregates.
+
 Multiplicities of a node's solutions are never negative, so a sum of a
 member's features weighted by its multiplicity is positive exactly when
 some member present has the feature — what the aggregates ask (``sums``).
@@ -73,12 +77,12 @@ def layout(a: Aggregates) -> list[tuple[str, str]]:
     return out + [(f"ext{r}", "TEXT") for r in range(len(a.extremes))]
 
 
-def _features(bound: Sequence[str], summed: int) -> list[tuple[str, str]]:
+def _features(counts: Sequence[tuple[str, bool]], summed: int) -> list[tuple[str, str]]:
     """Each tally column's value for one member of multiplicity 1, over a
     member row (``sums.sums_members``' columns for the summed variables;
-    ``bound``: each COUNT's condition)."""
+    ``counts``: each COUNT's condition, but a DISTINCT one's, not a sum)."""
     out = [("n", "1"), *((f"cnt{i}", f"CASE WHEN {b} THEN 1 ELSE 0 END")
-                         for i, b in enumerate(bound))]
+                         for i, (b, distinct) in enumerate(counts) if not distinct)]
     for j in range(summed):
         out += [(f"vals{j}", "1"), (f"errs{j}", f"CASE WHEN f{j} IS NULL THEN 1 ELSE 0 END"),
                 *((f"fam{j}_{q}", f"CASE WHEN f{j} = {q} THEN 1 ELSE 0 END") for q in _FAMILIES),
@@ -113,37 +117,45 @@ def missed(touched: str, keys: Sequence[str], have: str) -> str:
             f"WHERE NOT EXISTS (SELECT 1 FROM {have} AS c WHERE {_same(keys, 'c', 'x')})")
 
 
-def grouped(source: str, keys: Sequence[str], have: str, bound: Sequence[str],
-            a: Aggregates) -> str:
+def grouped(source: str, keys: Sequence[str], have: str | None,
+            counts: Sequence[tuple[str, bool]], a: Aggregates) -> str:
     """The groups' old and new aggregates' inputs from ``source`` (member
-    rows with ``ko``, old members of the groups ``have`` lacks, and ``kd``,
-    the batch's), named as ``render.Renderer.group`` reads them (``o_``,
-    ``n_``, ``o0`` …, ``sums.term``'s), with the new tallies (``ln_…``).
-    An exact sum is read without the trailing zeros of members gone (3 +
-    1.5 − 1.5 is the integer 3, not 3.0), as a sum of the members present
-    would be."""
+    rows with ``ko``, old members of the groups ``have`` lacks — of every
+    group without ``have`` — and ``kd``, the batch's), named as
+    ``render.Renderer.group`` reads them (``o_``, ``n_``, ``o0`` …,
+    ``sums.term``'s), with the new tallies (``ln_…``). ``counts``: per
+    COUNT, its condition, or what a DISTINCT one counts (not a sum: only
+    without ``have``). An exact sum is read without the trailing zeros of
+    members gone (3 + 1.5 − 1.5 is the integer 3, not 3.0), as a sum of the
+    members present would be."""
     summed = a.summed
-    features = _features(bound, summed)
+    features = _features(counts, summed)
     sums = [f"sum(({f}) * {k}) AS {side}{c}" for c, f in features
             for side, k in (("a_", "ko"), ("d_", "kd"))]
     for r, (pick, j) in enumerate(a.extremes):  # old, among the batch's, new
         sums += [f'{pick}(h{j} COLLATE "C") FILTER (WHERE {k}) AS {side}ext{r}'
                  for side, k in (("a_", "ko > 0"), ("d_", "kd > 0"), ("n_", "ko + kd > 0"))]
+    for i, (what, distinct) in enumerate(counts):  # a DISTINCT count counts values present
+        if distinct:
+            sums += [f"count({what}) FILTER (WHERE ko > 0) AS lo_cnt{i}",
+                     f"count({what}) FILTER (WHERE ko + kd > 0) AS ln_cnt{i}"]
     inner = (f"SELECT {', '.join([*keys, *sums])} FROM {source}"
              + (f" GROUP BY {', '.join(keys)}" if keys else ""))
-    sides = []
+    sides = [f"a.{c}_cnt{i}" for i, (_, distinct) in enumerate(counts) if distinct
+             for c in ("lo", "ln")]
     for c, _ in features:
-        old = f"coalesce(c.{c}, 0) + a.a_{c}"
+        old = f"a.a_{c}" if have is None else f"coalesce(c.{c}, 0) + a.a_{c}"
         sides += [f"{old} AS lo_{c}", f"{old} + a.d_{c} AS ln_{c}"]
     for r, (pick, _) in enumerate(a.extremes):  # a group read keeps its extreme or passes it
         beyond = "greatest" if pick == "max" else "least"
-        sides += [f"CASE WHEN c.n IS NULL THEN a.a_ext{r} ELSE c.ext{r} END AS lo_ext{r}",
-                  (f'CASE WHEN c.n IS NULL THEN a.n_ext{r} ELSE {beyond}(c.ext{r} COLLATE "C", '
-                  f"a.d_ext{r}) END AS ln_ext{r}")]
-    lin = (f"SELECT {', '.join([*(f'a.{k}' for k in keys), *sides])} FROM ({inner}) AS a "
-           f"LEFT JOIN {have} AS c ON {_same(keys, 'c', 'a')}")
+        sides += [f"a.a_ext{r} AS lo_ext{r}", f"a.n_ext{r} AS ln_ext{r}"] if have is None else [
+            f"CASE WHEN c.n IS NULL THEN a.a_ext{r} ELSE c.ext{r} END AS lo_ext{r}",
+            (f'CASE WHEN c.n IS NULL THEN a.n_ext{r} ELSE {beyond}(c.ext{r} COLLATE "C", '
+             f"a.d_ext{r}) END AS ln_ext{r}")]
+    lin = (f"SELECT {', '.join([*(f'a.{k}' for k in keys), *sides])} FROM ({inner}) AS a"
+           + ("" if have is None else f" LEFT JOIN {have} AS c ON {_same(keys, 'c', 'a')}"))
     named = ["lo_n AS o_", "ln_n AS n_"]
-    named += [f"l{s}_cnt{i} AS {s}{i}" for i in range(len(bound)) for s in "on"]
+    named += [f"l{s}_cnt{i} AS {s}{i}" for i in range(len(counts)) for s in "on"]
     for j in range(summed):
         for s in "on":
             family = " ".join(f"WHEN l{s}_fam{j}_{q} > 0 THEN {q}" for q in reversed(_FAMILIES))
@@ -152,7 +164,7 @@ def grouped(source: str, keys: Sequence[str], have: str, bound: Sequence[str],
                       f"l{s}_scaled{j} AS {s}_b{j}",
                       *(f"l{s}_{name}{j} AS {s}_{name}{j}" for name, _ in SPECIAL)]
     named += [f"l{s}_ext{r} AS {s}_r{r}" for r in range(len(a.extremes)) for s in "on"]
-    new = [f"ln_{c}" for c, _ in layout(a)]
+    new = [] if have is None else [f"ln_{c}" for c, _ in layout(a)]
     return f"SELECT {', '.join([*keys, *named, *new])} FROM ({lin}) AS l"
 
 
