@@ -226,9 +226,26 @@ class Group(Node):
     def children(self) -> tuple[Node, ...]:
         return (self.child,)
 
+    @property
+    def tallied(self) -> bool:
+        """Whether a batch can maintain the group from tallies kept per
+        group instead of reading its members: every aggregate is a sum over
+        the members (COUNT of a variable or *, SUM or AVG of a variable,
+        none DISTINCT) or an extreme (MIN, MAX, SAMPLE of a variable), which
+        changes only when a member beyond it comes or the one holding it
+        goes. The SQL executor keeps them (design note 181)."""
+        return all(isinstance(a.expr, A.Var) and a.fn in ("MIN", "MAX", "SAMPLE")
+                   or not a.distinct and (a.fn == "COUNT" or (a.fn in ("SUM", "AVG")
+                                                              and isinstance(a.expr, A.Var)))
+                   for a in self.aggregates)
+
     def describe(self) -> str:
         names = ", ".join(a.fn for a in self.aggregates) or "no aggregate"
-        return f"Group ({names}): touched groups recomputed from their members"
+        how = "touched groups recomputed from their members"
+        if self.tallied:
+            how += ("; as one statement on SQL, from tallies kept per group (counts, sums, "
+                    "extremes), which the batch's members change")
+        return f"Group ({names}): {how}"
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -236,6 +236,8 @@ def backfill(r: Run) -> Outcome:
                            max_rows=r.limits.max_view_rows, base=r.base, spec=r.spec)
         rows = m.grown
     _within_limits(r, rows)
+    if unrendered(r) is None:  # its groups' tallies, which its batches read (note 183)
+        rendered.fill(r.conn, view.id, plan, pods, r.upto)
     views_repo.built(r.conn, view.id, r.upto, plan.fingerprint, plan.root.id, ENGINE, note,
                      rows)
     if view.plan_fingerprint is None:

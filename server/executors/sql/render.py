@@ -614,17 +614,12 @@ class Renderer:
         if not rel:
             return None
         (d,), = rel
-        col, counted, numbers, summed = self.column, _counted(n), _numbers(n), _summed(n)
-        extremes = _extremes(n)
-        ranked = list(dict.fromkeys(v for _, v in extremes))  # the variables they read
-        own = sorted(set(keys) | {v for v, _ in counted if v is not None} | set(summed)
-                     | set(ranked))
-        if (None, True) in counted:  # COUNT(DISTINCT *): its members are whole mappings
-            own = sorted(shape(n.child).vars)
+        col, counted, numbers, extremes = self.column, _counted(n), _numbers(n), _extremes(n)
+        own, ranked = _own(n, keys)
         touched = self.alias("t")
         self.ctes.append((touched, f"SELECT DISTINCT {self._cols(keys, d.cols)} FROM {d.sql}"))
         key_cols = [col[v] for v in keys]
-        table, held = self.tallies.get(n.id), aggregates(n)  # a table only where ``T.kept``
+        table, held = self.tallies.get(n.id), aggregates(n)  # a table only where ``n.tallied``
         reread = touched  # the groups whose old members are read
         if table is not None:  # those with tallies of the epoch read them instead (note 181)
             have, reread, gone = self.alias("c"), self.alias("t"), None
@@ -647,27 +642,12 @@ class Renderer:
                 f"{reread} AS {x}", f"SELECT {cols} FROM {j.from_} WHERE {where}", y)
                 if self.probes(alt) else
                 f"SELECT {cols} FROM {reread} AS {x} CROSS JOIN {j.from_} WHERE {where}")
-        members, sums = self.alias("m"), self.alias("g")
-        body = " UNION ALL ".join(parts)
-        if summed or ranked or any(distinct for _, distinct in counted):
-            cols = ", ".join(col[v] for v in own)
-            body = (f"SELECT {cols}, sum(ko) AS ko, sum(kd) AS kd FROM ({body}) AS u"
-                    + (f" GROUP BY {cols}" if own else ""))
-        self.ctes.append((members, body))
-        source, results = members, []  # old and new terms of SUMs and AVGs
-        if ranked:
-            source = _ranked_members(members, [col[v] for v in ranked])
-        if summed:
-            source = sums_members(source, [col[v] for v in summed])
-            results = [t for side in ("o_", "n_") for r, (fn, var) in enumerate(numbers)
-                       for t in term(fn, side, summed.index(var), r)]
-        elif ranked:
-            source += " AS w"
-        counts = [("*" if v is None else f"DISTINCT {col[v]}", True) if distinct else
-                  ("TRUE" if v is None else f"{col[v]} IS NOT NULL", False)
-                  for v, distinct in counted]
+        sums = self.alias("g")
+        summed = _summed(n)
+        results = [t for side in ("o_", "n_") for r, (fn, var) in enumerate(numbers)
+                   for t in term(fn, side, summed.index(var), r)]  # SUMs' and AVGs' terms
         # from all the members, or from the tallies read and the members' changes
-        grouped = T.grouped(source, key_cols, None if table is None else have, counts, held)
+        grouped = self.grouped(n, parts, None if table is None else have)
         if table is not None:
             self.tally_writes.append((table, key_cols, sums, held))
         self.ctes.append((sums, f"SELECT g.*, {', '.join(results)} FROM ({grouped}) AS g"
@@ -711,6 +691,51 @@ class Renderer:
                     r = extremes.index(_extreme(agg))
                     out.append(f"CAST(CAST('x' || right(e{r}, 16) AS bit(64)) AS bigint) AS {col[v]}")
         return f"SELECT {', '.join([*out, 'k'])} FROM {rows}"
+
+    def grouped(self, n: P.Group, parts: Sequence[str], have: str | None,
+                written: bool = False) -> str:
+        """``tally.grouped`` over the group's member rows (``parts``: SELECTs
+        of ``_own``'s columns, ``ko`` and ``kd``): their old and new
+        aggregates' inputs, from the tallies ``have`` where given; with
+        ``written``, the new tallies too (``fill``)."""
+        col, counted, summed = self.column, _counted(n), _summed(n)
+        own, ranked = _own(n, self._group_keys(n))
+        members = self.alias("m")
+        body = " UNION ALL ".join(parts)
+        if summed or ranked or any(distinct for _, distinct in counted):
+            cols = ", ".join(col[v] for v in own)
+            body = (f"SELECT {cols}, sum(ko) AS ko, sum(kd) AS kd FROM ({body}) AS u"
+                    + (f" GROUP BY {cols}" if own else ""))
+        self.ctes.append((members, body))
+        source = members
+        if ranked:
+            source = _ranked_members(members, [col[v] for v in ranked])
+        if summed:
+            source = sums_members(source, [col[v] for v in summed])
+        elif ranked:
+            source += " AS w"
+        counts = [("*" if v is None else f"DISTINCT {col[v]}", True) if distinct else
+                  ("TRUE" if v is None else f"{col[v]} IS NOT NULL", False)
+                  for v, distinct in counted]
+        return T.grouped(source, [col[v] for v in self._group_keys(n)], have, counts,
+                         aggregates(n), written)
+
+    def fill(self, n: P.Group, table: str) -> str:
+        """The statement writing every group's tallies (``n.tallied``) into
+        ``table`` from its members as they are (the graph with ΔG empty),
+        stamped with the epoch the job's close moves to (``tally.filled``)."""
+        keys = self._group_keys(n)
+        own, _ = _own(n, keys)
+        parts = []
+        for alt in self.old(n.child):
+            j = join(connected([], alt, keys))
+            parts.append(f"SELECT {self._cols(own, j.cols)}, {j.k} AS ko, 0 AS kd "
+                         f"FROM {j.from_}" + (f" WHERE {' AND '.join(j.where)}" if j.where else ""))
+        sums = self.grouped(n, parts, None, written=True)
+        ctes = ", ".join(f"{c} AS ({b})" for c, b in self.ctes)
+        self.ctes = []
+        return f"WITH {ctes} " + T.filled(table, [self.column[v] for v in keys], sums,
+                                          aggregates(n))
 
     def _group_keys(self, n: P.Group) -> list[str]:
         """The group's key variables (a key that is an expression, or an
@@ -1175,6 +1200,18 @@ def _extremes(n: P.Group) -> list[tuple[str, str]]:
                               and not (a.fn == "SAMPLE" and a.expr.name in keys)))
 
 
+def _own(n: P.Group, keys: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The variables a group's members are read with (its keys, what its
+    COUNTs, SUMs, AVGs and extremes read; every one for a COUNT(DISTINCT *),
+    whose members are whole mappings), and those its extremes read."""
+    counted = _counted(n)
+    ranked = list(dict.fromkeys(v for _, v in _extremes(n)))
+    if (None, True) in counted:
+        return sorted(shape(n.child).vars), ranked
+    return sorted(set(keys) | {v for v, _ in counted if v is not None} | set(_summed(n))
+                  | set(ranked)), ranked
+
+
 def aggregates(n: P.Group) -> T.Aggregates:
     """What the group's tallies hold (``tally``)."""
     extremes = _extremes(n)
@@ -1253,10 +1290,10 @@ def stand_ins(plan: P.Plan) -> dict[str, NodeTables]:
 
 
 def tallied(plan: P.Plan) -> dict[str, tuple[int, list[tuple[str, str]]]]:
-    """The plan's groups that keep tallies (``tally.kept``), by node: the
+    """The plan's groups that keep tallies (``Group.tallied``), by node: the
     number of their keys and their tally columns."""
     return {n.id: (len(n.keys), T.layout(aggregates(n)))
-            for n in plan.nodes if isinstance(n, P.Group) and T.kept(n)}
+            for n in plan.nodes if isinstance(n, P.Group) and n.tallied}
 
 
 def schemas_needed(plan: P.Plan) -> dict[str, list[Schema]]:

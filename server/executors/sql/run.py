@@ -18,7 +18,7 @@ from storage import changes, driver, feed, krel, terms, views_repo
 from storage.arrays import literal
 from storage.codec import Codec
 from views.errors import ViewTooLarge
-from views.plan import Plan, Scan
+from views.plan import Group, Plan, Scan
 
 INTERPRETER = "interpreter"
 SQL = "sql"
@@ -131,6 +131,28 @@ def prepare(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Node
             tallies[node] = krel.create_tally(conn, view, node, keys, columns)
 
 
+def fill(conn: Connection, view: int, plan: Plan, pods: list[int], upto: int) -> int:
+    """Every tallied group's tallies (``tallied``) written from its members
+    as a backfill leaves them, in tables it has just made (a backfill drops
+    the view's tables first): a group's first batch then reads them rather
+    than its members (design note 183). ΔG's table is made ready and empty
+    (ΔG over (upto, upto]) for the graph the statement reads. The number of
+    groups written."""
+    if not tallied(plan):
+        return 0
+    tables, tallies = krel.tables(conn, view), dict[str, str]()
+    prepare(conn, view, plan, tables, tallies)
+    stage(conn, pods, upto, upto, None)
+    r = R.Renderer(plan, tables, len(pods), R.Known(term_ids(conn, R.constants(plan)),
+                                                      frozenset(), frozenset()))
+    written = 0
+    for n in plan.nodes:
+        if isinstance(n, Group) and n.id in tallies:
+            written += conn.execute(text(r.fill(n, tallies[n.id])),
+                                    {"v": view, "pods": pods}).rowcount
+    return written
+
+
 # The parameters of the CTEs that end a job (``views_repo.closing``) for a
 # ΔG of the size given: a job whose rendered statement ends it (note 170)
 Ending = Callable[[int], Mapping[str, Any]]
@@ -163,7 +185,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     counts and sums) the dictionary lacked, which it names having changed
     nothing. Its keys are probed where ΔG is under ``PROBED_BELOW`` of
     ``graph_rows`` (the graph's triples, as the claim read them from the
-    statistics; None or -1, none yet: joins). With ``ending``, the
+    statistics or the table's size; None: joins). With ``ending``, the
     statement also ends the job, ΔV recorded from its root's delta
     (``views_repo.closing``, design note 170); a batch with no statement
     leaves the job to be closed as usual."""
@@ -197,7 +219,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
 def probed(size: int, graph_rows: float | None) -> bool:
     """Whether a batch of ``size`` triples reads its keys' rows by index
     probes: ΔG under ``PROBED_BELOW`` of ``graph_rows`` (the graph's
-    triples by the statistics; None or -1 before any: joins)."""
+    triples by the statistics or the table's size; None: joins)."""
     return graph_rows is not None and size < PROBED_BELOW * graph_rows
 
 

@@ -37,12 +37,15 @@ def sums_members(members: str, columns: list[str]) -> str:
     each summed column ``j``, its exact value ``xj`` (a well-formed
     integer or decimal), its double ``dj`` (a well-formed float or
     double), its family ``fj`` from those (each term's dictionary row read
-    once) and that double's exact value scaled by 2^1074 ``bj`` (NULL when
-    infinite or NaN)."""
+    once, by its id: a subquery, never a join, as ``render._ranked_members``
+    reads sort keys — planned for the estimated members, a join hashed the
+    whole dictionary for one member, design note 183) and that double's
+    exact value scaled by 2^1074 ``bj`` (NULL when infinite or NaN)."""
     extra, joins, outer = [], [], []
     for j, c in enumerate(columns):
         t = f"s{j}"
-        joins.append(f"LEFT JOIN terms AS {t} ON {t}.id = m.{c}")
+        joins.append(f"LEFT JOIN LATERAL (SELECT * FROM terms AS q WHERE q.id = m.{c} "
+                     f"OFFSET 0) AS {t} ON TRUE")
         extra += [f"{t}.datatype AS t{j}",
                   f"CASE WHEN {exact_number(t)} THEN {t}.lexical::numeric END AS x{j}",
                   (f"CASE WHEN {t}.datatype IN ('{XSD.float}', '{XSD.double}') "

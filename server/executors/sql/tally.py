@@ -36,8 +36,6 @@ from dataclasses import dataclass
 
 from server.executors.sql.sums import FAMILIES, SPECIAL
 from storage.krel import column_names, key_columns
-from views import algebra as A
-from views import plan as P
 
 EPOCH = "(SELECT tally_epoch FROM views WHERE id = :v)"  # the view's (a statement parameter)
 _FAMILIES = range(len(FAMILIES))
@@ -53,16 +51,6 @@ class Aggregates:
     counts: int
     summed: int
     extremes: tuple[tuple[str, int], ...] = ()
-
-
-def kept(n: P.Group) -> bool:
-    """Whether the group keeps tallies: every aggregate is a sum over its
-    members (COUNT of a variable or *, SUM or AVG of a variable, none
-    DISTINCT) or an extreme (MIN, MAX, SAMPLE of a variable)."""
-    return all(isinstance(a.expr, A.Var) and a.fn in ("MIN", "MAX", "SAMPLE")
-               or not a.distinct and (a.fn == "COUNT" or (a.fn in ("SUM", "AVG")
-                                                          and isinstance(a.expr, A.Var)))
-               for a in n.aggregates)
 
 
 def layout(a: Aggregates) -> list[tuple[str, str]]:
@@ -118,7 +106,7 @@ def missed(touched: str, keys: Sequence[str], have: str) -> str:
 
 
 def grouped(source: str, keys: Sequence[str], have: str | None,
-            counts: Sequence[tuple[str, bool]], a: Aggregates) -> str:
+            counts: Sequence[tuple[str, bool]], a: Aggregates, written: bool = False) -> str:
     """The groups' old and new aggregates' inputs from ``source`` (member
     rows with ``ko``, old members of the groups ``have`` lacks — of every
     group without ``have`` — and ``kd``, the batch's), named as
@@ -127,7 +115,8 @@ def grouped(source: str, keys: Sequence[str], have: str | None,
     COUNT, its condition, or what a DISTINCT one counts (not a sum: only
     without ``have``). An exact sum is read without the trailing zeros of
     members gone (3 + 1.5 − 1.5 is the integer 3, not 3.0), as a sum of the
-    members present would be."""
+    members present would be. With ``have`` or ``written``, the new
+    tallies are columns too (``ln_…``: ``writes``, ``filled``)."""
     summed = a.summed
     features = _features(counts, summed)
     sums = [f"sum(({f}) * {k}) AS {side}{c}" for c, f in features
@@ -164,7 +153,7 @@ def grouped(source: str, keys: Sequence[str], have: str | None,
                       f"l{s}_scaled{j} AS {s}_b{j}",
                       *(f"l{s}_{name}{j} AS {s}_{name}{j}" for name, _ in SPECIAL)]
     named += [f"l{s}_ext{r} AS {s}_r{r}" for r in range(len(a.extremes)) for s in "on"]
-    new = [] if have is None else [f"ln_{c}" for c, _ in layout(a)]
+    new = [] if have is None and not written else [f"ln_{c}" for c, _ in layout(a)]
     return f"SELECT {', '.join([*keys, *named, *new])} FROM ({lin}) AS l"
 
 
@@ -174,15 +163,30 @@ def writes(table: str, keys: Sequence[str], sums: str, a: Aggregates, tag: str,
     rows, ``grouped``'s), stamped with the current epoch, and deleting those
     of a group left with no member; each gated by ``gate``."""
     names = [c for c, _ in layout(a)]
-    stored = key_columns(keys)
-    values = [f"coalesce(g.{k}, 0)" for k in keys] or ["TRUE"]
     sets = ", ".join(f"{c} = excluded.{c}" for c in ["epoch", *names])
-    return [(f'tw{tag} AS (INSERT INTO "{table}" AS t ({", ".join([*stored, "epoch", *names])}) '
-            f"SELECT {', '.join([*values, EPOCH, *(f'g.ln_{c}' for c in names)])} "
-            f"FROM {sums} AS g WHERE g.n_ > 0{gate} "
-            f"ON CONFLICT ({', '.join(stored)}) DO UPDATE SET {sets})"),
+    return [(f"tw{tag} AS ({_insert(table, keys, sums, a, EPOCH)}{gate} "
+             f"ON CONFLICT ({', '.join(key_columns(keys))}) DO UPDATE SET {sets})"),
             (f'td{tag} AS (DELETE FROM "{table}" AS t USING {sums} AS g '
-            f"WHERE {_stored(keys, 'g')} AND g.n_ <= 0{gate})")]
+             f"WHERE {_stored(keys, 'g')} AND g.n_ <= 0{gate})")]
+
+
+def filled(table: str, keys: Sequence[str], sums: str, a: Aggregates) -> str:
+    """The INSERT of every group's tallies (``sums``: ``grouped``'s rows
+    over all members, ``written``) into the empty ``table``, stamped with
+    the epoch after the current one: a job that rebuilt the view's state
+    moves the epoch on as it ends (``storage.views_repo.closing``), so
+    they are read from its end on, and a job rolled back takes them with it."""
+    return _insert(table, keys, f"({sums})", a, f"{EPOCH} + 1")
+
+
+def _insert(table: str, keys: Sequence[str], sums: str, a: Aggregates, epoch: str) -> str:
+    """The groups' new tallies (``sums``' rows) inserted into ``table``,
+    stamped with ``epoch``: those of a group with a member."""
+    names = [c for c, _ in layout(a)]
+    values = [f"coalesce(g.{k}, 0)" for k in keys] or ["TRUE"]
+    return (f'INSERT INTO "{table}" AS t ({", ".join([*key_columns(keys), "epoch", *names])}) '
+            f"SELECT {', '.join([*values, epoch, *(f'g.ln_{c}' for c in names)])} "
+            f"FROM {sums} AS g WHERE g.n_ > 0")
 
 
 def _same(keys: Sequence[str], a: str, b: str) -> str:
