@@ -169,6 +169,18 @@ def triple_count(conn: Connection, pods: list[int]) -> int:
                             {"p": pods}).scalar_one())
 
 
+def analyzed(conn: Connection) -> float:
+    """The pods' triples and the dictionary analyzed: the triples counted.
+    For a graph grown past twice what its statistics counted, where
+    nothing else analyzes it (a Postgres without autovacuum, whose graph
+    came by writes, not by loads: ``pods.loading`` analyzes; design note
+    183) — without them Postgres takes a predicate's triples for one row
+    and reads them all to join a batch's few."""
+    conn.execute(text("ANALYZE pod_triples, terms"))
+    return float(conn.execute(text(
+        "SELECT reltuples FROM pg_class WHERE oid = CAST('pod_triples' AS regclass)")).scalar_one())
+
+
 def pod_entry(conn: Connection, pod: int, others: list[int]) -> list[Row]:
     """The triples of ``pod`` that none of ``others`` holds: what the pod adds
     to (or takes from) a view's input when it enters (or leaves)."""

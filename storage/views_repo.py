@@ -45,12 +45,9 @@ RENDERED = "sql: one rendered statement per batch"
 # A change job of a ready view placed so: the claim stages its ΔG (and does
 # not ready the table again after: a CASE, whose branches run in order)
 _STAGES = f"j.kind = 'apply_changes' AND v.status = 'ready' AND v.placement = '{RENDERED}'"
-# The graph's triples as the statistics last counted them; never counted (no
-# ANALYZE or VACUUM yet: a Postgres without autovacuum, as this machine's),
-# as its pages hold them, ~120 rows of 4 bigints and an int a page (20,030 in
-# 167 measured): a batch's keys are probed by the size of the graph it
-# changes, with statistics or not (design note 183)
-_GRAPH_ROWS = "CASE WHEN reltuples >= 0 THEN reltuples ELSE pg_relation_size(oid) / 8192 * 120 END"
+# The graph's table holds over twice the pages its statistics counted, and
+# over 8 (a graph no ANALYZE or VACUUM has counted yet counted none)
+_STALE = "pg_relation_size(oid) > 8192 * (2 * relpages + 8)"
 # ``claim_and_lock``'s statement: the same text for every job, built once
 _READABLE = READABLE.format(view="v.id")
 _CLAIM_AND_LOCK = (
@@ -61,8 +58,8 @@ _CLAIM_AND_LOCK = (
     f" {feed.root_call('v.id', 'v.root_node')} IS NULL "
     f" ELSE {feed.capture_call('v.id', 'v.root_node')} IS NOT NULL END) AS captured, "
     " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
-    f" (SELECT {_GRAPH_ROWS} FROM pg_class WHERE oid = CAST('pod_triples' AS regclass)) "
-    "  AS graph_rows, "
+    " (SELECT reltuples FROM pg_class WHERE oid = CAST('pod_triples' AS regclass)) AS graph_rows, "
+    f" (SELECT {_STALE} FROM pg_class WHERE oid = CAST('pod_triples' AS regclass)) AS graph_stale, "
     f" ARRAY({_READABLE}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
     " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
     f"  WHERE cv.view_id = v.id AND {UNSETTLED}) AS unsettled, "
@@ -84,8 +81,8 @@ def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
     row None when another job holds the view. With the row, what a job
     reads next (one round trip, design notes 119, 122, 142): ``upto`` (the
     last change's seq), ``graph_rows`` (the graph's triples as Postgres's
-    statistics last counted them, or its pages hold them before any:
-    ``_GRAPH_ROWS``, notes 165 and 183), ``pods`` (the
+    statistics last counted them; -1 before any: note 165), ``graph_stale``
+    (the graph has grown past twice what they counted: ``_STALE``, note 183), ``pods`` (the
     pods it reads), ``consented`` (those whose consents in force reach it,
     applied or not), ``unsettled`` (a
     consent reaching it is not applied to it: ``consents.settle`` has

@@ -75,6 +75,7 @@ class Run:
     moved: list[int] = field(default_factory=list)  # the view brought to upto: its state's growth
     captured: list[str] = field(default_factory=list)  # the roots the job turned capture on for
     closed: list[Row] = field(default_factory=list)  # its rendered statement ended the job: its row
+    graph_rows: float | None = None  # the graph's triples by its statistics (-1: none)
 
     @property
     def documents(self) -> bool:
@@ -163,7 +164,10 @@ def run(conn: Connection, job: queue.Job, row: Row, router: Router, limits: Limi
     brought it to (``storage.feed``), whichever executor computed it; a
     view's first backfill starts the feed instead."""
     c = compiled(row.query)
-    r = Run(conn, job, row, c.plan, router, limits, base, view_spec(c, row))
+    # statistics far behind the graph analyzed first: plans are made from them (note 183)
+    graph_rows = pods_graph.analyzed(conn) if row.graph_stale else row.graph_rows
+    r = Run(conn, job, row, c.plan, router, limits, base, view_spec(c, row),
+            graph_rows=graph_rows)
     kind = JobKind(job.kind)
     if r.plan.root.id != row.root_node:
         r.capture(r.plan.root.id)  # a new plan: its root's new tables watched
@@ -320,7 +324,7 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
     if renders:
         applied = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), r.tallies(), before,
                                     r.view.watermark, r.upto, r.view.predicates,
-                                    r.limits.max_view_rows, r.view.staged, r.view.graph_rows,
+                                    r.limits.max_view_rows, r.view.staged, r.graph_rows,
                                     _ending(r) if ends else None)
         _moved(r, applied.grown)
         if applied.closed is not None:
