@@ -169,6 +169,10 @@ def triple_count(conn: Connection, pods: list[int]) -> int:
                             {"p": pods}).scalar_one())
 
 
+# The graph's triples as Postgres's statistics last counted them (-1: never)
+GRAPH_ROWS = "(SELECT reltuples FROM pg_class WHERE oid = CAST('pod_triples' AS regclass))"
+
+
 def analyzed(conn: Connection) -> float:
     """The pods' triples and the dictionary analyzed: the triples counted.
     For a graph grown past twice what its statistics counted, where
@@ -177,8 +181,7 @@ def analyzed(conn: Connection) -> float:
     183) — without them Postgres takes a predicate's triples for one row
     and reads them all to join a batch's few."""
     conn.execute(text("ANALYZE pod_triples, terms"))
-    return float(conn.execute(text(
-        "SELECT reltuples FROM pg_class WHERE oid = CAST('pod_triples' AS regclass)")).scalar_one())
+    return float(conn.execute(text(f"SELECT {GRAPH_ROWS}")).scalar_one())
 
 
 def pod_entry(conn: Connection, pod: int, others: list[int]) -> list[Row]:

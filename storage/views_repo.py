@@ -11,6 +11,7 @@ from sqlalchemy import Connection, Row, text
 
 from storage import driver, feed, krel, queue
 from storage.consents import CONSENTED, READABLE, UNSETTLED
+from storage.pods_graph import GRAPH_ROWS
 
 
 def create_view(conn: Connection, consumer: int, name: str, query: str,
@@ -58,7 +59,7 @@ _CLAIM_AND_LOCK = (
     f" {feed.root_call('v.id', 'v.root_node')} IS NULL "
     f" ELSE {feed.capture_call('v.id', 'v.root_node')} IS NOT NULL END) AS captured, "
     " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
-    " (SELECT reltuples FROM pg_class WHERE oid = CAST('pod_triples' AS regclass)) AS graph_rows, "
+    f" {GRAPH_ROWS} AS graph_rows, "
     f" (SELECT {_STALE} FROM pg_class WHERE oid = CAST('pod_triples' AS regclass)) AS graph_stale, "
     f" ARRAY({_READABLE}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
     " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "

@@ -45,6 +45,7 @@ def run_consistency(args: argparse.Namespace) -> int:
     import sqlalchemy as sa
 
     from server.maintenance.verify import behind, consistency
+    from storage import views_repo
     from storage.catalog import snapshot
 
     with database(args) as url:
@@ -57,11 +58,15 @@ def run_consistency(args: argparse.Namespace) -> int:
             time.sleep(0.2)
         with snapshot(engine) as conn:
             report = consistency(conn, settings(args).pods_base)
+            pending = {view: views_repo.unfinished_jobs(conn, view)
+                       for view, _, differ in report if differ is None}
         engine.dispose()
     for view, name, differ in report:
         state = ("behind its pods' writes (jobs to run): not compared" if differ is None
                  else f"{differ} mappings drifted" if differ else "ok")
         print(f"view {view} ({name}): {state}")
+        for j in pending.get(view, []):  # why it is behind: its jobs, their last errors
+            print(f"  job {j.kind} {j.status}" + (f": {j.last_error}" if j.last_error else ""))
     drifted = sum(1 for *_, d in report if d)
     late = sum(1 for *_, d in report if d is None)
     print(f"{len(report) - drifted - late} consistent, {drifted} drifted"

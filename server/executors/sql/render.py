@@ -698,8 +698,8 @@ class Renderer:
         of ``_own``'s columns, ``ko`` and ``kd``): their old and new
         aggregates' inputs, from the tallies ``have`` where given; with
         ``written``, the new tallies too (``fill``)."""
-        col, counted, summed = self.column, _counted(n), _summed(n)
-        own, ranked = _own(n, self._group_keys(n))
+        col, counted, summed, keys = self.column, _counted(n), _summed(n), self._group_keys(n)
+        own, ranked = _own(n, keys)
         members = self.alias("m")
         body = " UNION ALL ".join(parts)
         if summed or ranked or any(distinct for _, distinct in counted):
@@ -717,8 +717,7 @@ class Renderer:
         counts = [("*" if v is None else f"DISTINCT {col[v]}", True) if distinct else
                   ("TRUE" if v is None else f"{col[v]} IS NOT NULL", False)
                   for v, distinct in counted]
-        return T.grouped(source, [col[v] for v in self._group_keys(n)], have, counts,
-                         aggregates(n), written)
+        return T.grouped(source, [col[v] for v in keys], have, counts, aggregates(n), written)
 
     def fill(self, n: P.Group, table: str) -> str:
         """The statement writing every group's tallies (``n.tallied``) into

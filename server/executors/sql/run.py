@@ -185,7 +185,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     counts and sums) the dictionary lacked, which it names having changed
     nothing. Its keys are probed where ΔG is under ``PROBED_BELOW`` of
     ``graph_rows`` (the graph's triples, as the claim read them from the
-    statistics or the table's size; None: joins). With ``ending``, the
+    statistics; None or -1, none yet: joins). With ``ending``, the
     statement also ends the job, ΔV recorded from its root's delta
     (``views_repo.closing``, design note 170); a batch with no statement
     leaves the job to be closed as usual."""
@@ -219,7 +219,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
 def probed(size: int, graph_rows: float | None) -> bool:
     """Whether a batch of ``size`` triples reads its keys' rows by index
     probes: ΔG under ``PROBED_BELOW`` of ``graph_rows`` (the graph's
-    triples by the statistics or the table's size; None: joins)."""
+    triples by the statistics; None or -1 before any: joins)."""
     return graph_rows is not None and size < PROBED_BELOW * graph_rows
 
 
