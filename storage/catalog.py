@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from rdflib.term import Identifier
 from sqlalchemy import Connection, Engine, Row, text
 
 from storage import db, krel, terms, views_repo
 from views.kset import KSet
 from views.sortkey import text_key
+from views.terms import TermFields
 
 
 @contextmanager
@@ -38,12 +38,12 @@ def results(conn: Connection, view: Row) -> KSet:
 
 def page(conn: Connection, view: Row, offset: int, size: int | None,
          order: Sequence[tuple[str, bool]] = (), skip: int = 0, limit: int | None = None
-         ) -> tuple[list[dict[str, Identifier]], int]:
+         ) -> tuple[list[dict[str, TermFields]], int]:
     """Solutions ``offset`` to ``offset + size`` (all from ``offset`` when
     ``size`` is None) of the view's root node, each repeated by its
     multiplicity, and how many there are in all. Postgres orders and counts
     the ids; only the page's rows come back and only their terms are
-    decoded (design note 158).
+    decoded (design note 158), to their dictionary fields (note 184).
 
     Without ``order``, in the order of their term ids (a table at a time,
     in the order of the tables' names). With it — variables, each
@@ -80,15 +80,15 @@ def page(conn: Connection, view: Row, offset: int, size: int | None,
         {"start": start, "end": end}).all()
     every = int(found[0].total) if found else krel.count(conn, node)
     total = max(0, min(every - skip, every if limit is None else limit))
-    decoded = terms.decode(conn, (x for r in found for x in r[1:1 + len(names)]
-                                  if x is not None))
-    rows: list[dict[str, Identifier]] = []
+    decoded = terms.decode_fields(conn, (x for r in found for x in r[1:1 + len(names)]
+                                         if x is not None))
+    rows: list[dict[str, TermFields]] = []
     for r in found:
         k, upto = int(r.k), int(r.upto)
         copies = min(upto, end if end is not None else upto) - max(upto - k, start)
         mapping = {v: decoded[x] for v, x in zip(names, r[1:1 + len(names)], strict=True)
                    if x is not None}
-        rows.extend(dict(mapping) for _ in range(copies))
+        rows.extend([mapping] * copies)  # one solution repeated: read, never changed
     return rows, total
 
 

@@ -211,8 +211,15 @@ def lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:
 
 def decode(conn: Connection, ids: Iterable[int]) -> dict[int, Identifier]:
     """The terms of ``ids``."""
+    return {i: term_of(*f) for i, f in decode_fields(conn, ids).items()}
+
+
+def decode_fields(conn: Connection, ids: Iterable[int]) -> dict[int, TermFields]:
+    """The dictionary fields of ``ids`` (canonical, as ``fields_of`` gives
+    them): what a read writes out, with no term object built (design note
+    184)."""
     rows = driver.rows(conn, _DECODE, {"ids": literal(list(set(ids)))})
-    return {r.id: term_of(r.kind, r.lexical, r.datatype, r.lang) for r in rows}
+    return {r.id: (r.kind, r.lexical, r.datatype, r.lang) for r in rows}
 
 
-__all__ = ["TermTable", "decode", "digest", "intern", "intern_fields", "lookup"]
+__all__ = ["TermTable", "decode", "decode_fields", "digest", "intern", "intern_fields", "lookup"]

@@ -7,29 +7,33 @@ import csv
 import io
 
 from rdflib import Graph
-from rdflib.term import BNode, Identifier, Literal, URIRef
+from rdflib.term import BNode, Identifier, URIRef
 
-from views.terms import canonical
+from views.terms import KINDS, TermFields
 
-
-def term_json(t: Identifier) -> dict[str, str]:
-    t = canonical(t)  # one form per term: "a"^^xsd:string is written "a"
-    if isinstance(t, URIRef):
-        return {"type": "uri", "value": str(t)}
-    if isinstance(t, BNode):
-        return {"type": "bnode", "value": str(t)}
-    assert isinstance(t, Literal)
-    out = {"type": "literal", "value": str(t)}
-    if t.language:
-        out["xml:lang"] = t.language
-    elif t.datatype is not None:
-        out["datatype"] = str(t.datatype)
-    return out
+URI, BLANK = KINDS[URIRef], KINDS[BNode]
 
 
-def select_json(variables: tuple[str, ...], rows: list[dict[str, Identifier]]) -> dict:  # type: ignore[type-arg]
+def term_json(f: TermFields) -> dict[str, str]:
+    """A term, as its dictionary fields (canonical: a simple literal has no
+    datatype, a language tag is lower case), in SPARQL 1.1 Query Results
+    JSON: read results are written from the fields, with no term object
+    built (design note 184)."""
+    kind, lexical, datatype, lang = f
+    if kind == URI:
+        return {"type": "uri", "value": lexical}
+    if kind == BLANK:
+        return {"type": "bnode", "value": lexical}
+    if lang:
+        return {"type": "literal", "value": lexical, "xml:lang": lang}
+    if datatype is not None:
+        return {"type": "literal", "value": lexical, "datatype": datatype}
+    return {"type": "literal", "value": lexical}
+
+
+def select_json(variables: tuple[str, ...], rows: list[dict[str, TermFields]]) -> dict:  # type: ignore[type-arg]
     return {"head": {"vars": list(variables)},
-            "results": {"bindings": [{v: term_json(t) for v, t in r.items() if v in variables}
+            "results": {"bindings": [{v: term_json(f) for v, f in r.items() if v in variables}
                                      for r in rows]}}
 
 
@@ -37,35 +41,37 @@ def ask_json(answer: bool) -> dict:  # type: ignore[type-arg]
     return {"head": {}, "boolean": answer}
 
 
-def select_csv(variables: tuple[str, ...], rows: list[dict[str, Identifier]]) -> str:
+def select_csv(variables: tuple[str, ...], rows: list[dict[str, TermFields]]) -> str:
     """SPARQL 1.1 Query Results CSV: plain values, RFC 4180 quoting."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\r\n")
     w.writerow(variables)
     for r in rows:
-        w.writerow(["" if v not in r else (f"_:{r[v]}" if isinstance(r[v], BNode) else str(r[v]))
+        w.writerow(["" if v not in r else (f"_:{r[v][1]}" if r[v][0] == BLANK else r[v][1])
                     for v in variables])
     return out.getvalue()
 
 
-def select_tsv(variables: tuple[str, ...], rows: list[dict[str, Identifier]]) -> str:
+def select_tsv(variables: tuple[str, ...], rows: list[dict[str, TermFields]]) -> str:
     """SPARQL 1.1 Query Results TSV: terms in Turtle syntax."""
     lines = ["\t".join(f"?{v}" for v in variables)]
     lines += ["\t".join(_tsv_term(r[v]) if v in r else "" for v in variables) for r in rows]
     return "\n".join(lines) + "\n"
 
 
-def _tsv_term(t: Identifier) -> str:
-    t = canonical(t)
-    if isinstance(t, Literal):
-        text = str(t).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") \
-            .replace("\r", "\\r").replace("\t", "\\t")
-        if t.language:
-            return f'"{text}"@{t.language}'
-        if t.datatype is not None:
-            return f'"{text}"^^<{t.datatype}>'
-        return f'"{text}"'
-    return t.n3()
+def _tsv_term(f: TermFields) -> str:
+    kind, lexical, datatype, lang = f
+    if kind == URI:
+        return f"<{lexical}>"
+    if kind == BLANK:
+        return f"_:{lexical}"
+    text = lexical.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") \
+        .replace("\r", "\\r").replace("\t", "\\t")
+    if lang:
+        return f'"{text}"@{lang}'
+    if datatype is not None:
+        return f'"{text}"^^<{datatype}>'
+    return f'"{text}"'
 
 
 TURTLE, NTRIPLES, JSONLD = "text/turtle", "application/n-triples", "application/ld+json"

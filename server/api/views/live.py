@@ -30,6 +30,7 @@ from server.api.views import changes
 from server.api.views import formats as fmt
 from server.api.views.notices import ViewNotices
 from server.errors import NotReady, ServiceError
+from views.terms import fields_of
 
 HEARTBEAT = b": heartbeat\n"
 RESYNC = 5.0  # seconds between reads of an idle stream's feed (a missed notice costs this)
@@ -69,7 +70,7 @@ def problem(status: int, title: str, detail: str) -> dict[str, Any]:
 
 
 def _binding(b: changes.Binding) -> dict[str, dict[str, str]]:
-    return {v: fmt.term_json(t) for v, t in b.items()}
+    return {v: fmt.term_json(fields_of(t)) for v, t in b.items()}
 
 
 # ------------------------------------------------------------------ SSE

@@ -31,6 +31,7 @@ from views.compile import compile_query, compiled
 from views.errors import UnsupportedFeature
 from views.plan import Plan
 from views.results import ask, graph, solutions
+from views.terms import TermFields, fields_of
 
 
 def create(engine: Engine, config: Settings, who: Principal, body: ViewIn) -> int:
@@ -227,7 +228,7 @@ class Results:
     of an ASK (``answer`` not None), and the watermark they reflect."""
 
     variables: tuple[str, ...]
-    rows: list[dict[str, Identifier]]
+    rows: list[dict[str, TermFields]]  # each term as its dictionary fields (note 184)
     answer: bool | None
     watermark: int
     lines: list[str] | None = None  # a CONSTRUCT's graph: sorted N-Triples lines
@@ -262,7 +263,8 @@ def results(engine: Engine, who: Principal, view_id: int, offset: int = 0,
         return Results((), [], None, v.watermark, lines, len(lines))
     every = solutions(q, current)
     end = None if size is None else offset + size
-    return Results(q.variables, every[offset:end], None, v.watermark, total=len(every))
+    page = [{v: fields_of(t) for v, t in r.items()} for r in every[offset:end]]
+    return Results(q.variables, page, None, v.watermark, total=len(every))
 
 
 def drop(engine: Engine, who: Principal, view_id: int) -> None:
