@@ -134,9 +134,10 @@ def test_a_backfill_fills_the_tallies_its_first_batches_read(migrated: str) -> N
 @pytest.mark.parametrize("name", ["by-subject", "unbound-key", "extremes"])
 def test_a_batch_touching_many_groups_reads_each_groups_tally_once(
         migrated: str, monkeypatch, name: str) -> None:  # type: ignore[no-untyped-def]
-    """A batch touching 1,500 groups joins them with their tallies (and
-    the groups without one) as sets: no CTE of the statement is read once
-    per touched group over all its rows. Keys compared by ``IS NOT
+    """A batch changing 1,500 of 2,000 subjects (1,500 groups by subject,
+    751 by ?z, bound for every other subject) joins its touched groups
+    with their tallies (and the groups without one) as sets: no CTE of
+    the statement is read once per touched group over all its rows. Keys compared by ``IS NOT
     DISTINCT FROM`` took nested loops, 1,174 groups × 440 tallies in a
     `bench throughput` batch (design note 184). The views equal their
     evaluation from scratch and pyoxigraph's answer."""
