@@ -47,9 +47,13 @@ def select_csv(variables: tuple[str, ...], rows: list[dict[str, TermFields]]) ->
     w = csv.writer(out, lineterminator="\r\n")
     w.writerow(variables)
     for r in rows:
-        w.writerow(["" if v not in r else (f"_:{r[v][1]}" if r[v][0] == BLANK else r[v][1])
-                    for v in variables])
+        w.writerow([_csv_value(r[v]) if v in r else "" for v in variables])
     return out.getvalue()
+
+
+def _csv_value(f: TermFields) -> str:
+    kind, lexical, _, _ = f
+    return f"_:{lexical}" if kind == BLANK else lexical
 
 
 def select_tsv(variables: tuple[str, ...], rows: list[dict[str, TermFields]]) -> str:

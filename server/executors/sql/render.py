@@ -1003,7 +1003,7 @@ def _matching(cols: dict[str, str], certain: frozenset[str], outer: Item,
         if v in cols and (v in certain or v in outer.certain):
             where.append(f"{cols[v]} = {c}")
         elif v in cols:
-            where.append(f"coalesce({cols[v]}, 0) = coalesce({c}, 0)" if hashable
+            where.append(f"{T.key_id(cols[v])} = {T.key_id(c)}" if hashable
                          else f"{cols[v]} IS NOT DISTINCT FROM {c}")
         elif v not in outer.certain:
             where.append(f"{c} IS NULL")

@@ -183,22 +183,28 @@ def _insert(table: str, keys: Sequence[str], sums: str, a: Aggregates, epoch: st
     """The groups' new tallies (``sums``' rows) inserted into ``table``,
     stamped with ``epoch``: those of a group with a member."""
     names = [c for c, _ in layout(a)]
-    values = [f"coalesce(g.{k}, 0)" for k in keys] or ["TRUE"]
+    values = [key_id(f"g.{k}") for k in keys] or ["TRUE"]
     return (f'INSERT INTO "{table}" AS t ({", ".join([*key_columns(keys), "epoch", *names])}) '
             f"SELECT {', '.join([*values, epoch, *(f'g.ln_{c}' for c in names)])} "
             f"FROM {sums} AS g WHERE g.n_ > 0")
 
 
+def key_id(x: str) -> str:
+    """A group key's id (SQL ``x``) with 0 for unbound — term ids start at
+    1 — as tallies store it; compared so, "both unbound or equal" is an
+    equality a hash join takes (design note 184)."""
+    return f"coalesce({x}, 0)"
+
+
 def _same(keys: Sequence[str], a: str, b: str) -> str:
     """Rows ``a`` and ``b`` are of one group (an unbound key equals an unbound
-    one): their key ids equal, 0 for unbound as the tallies store them. Not
-    ``IS NOT DISTINCT FROM``, which no hash join takes: a batch touching
-    1,174 groups joined them with their tallies by nested loops, 170 of
-    188 ms (design note 184)."""
-    return " AND ".join(f"coalesce({a}.{k}, 0) = coalesce({b}.{k}, 0)" for k in keys) or "TRUE"
+    one): their ``key_id``s equal. Not ``IS NOT DISTINCT FROM``, which no
+    hash join takes: a batch touching 1,174 groups joined them with their
+    tallies by nested loops, 170 of 188 ms (design note 184)."""
+    return " AND ".join(f"{key_id(f'{a}.{k}')} = {key_id(f'{b}.{k}')}" for k in keys) or "TRUE"
 
 
 def _stored(keys: Sequence[str], row: str) -> str:
     """A tally row ``t`` is the group of ``row`` (unbound keys stored as 0)."""
-    return " AND ".join(f"t.{c} = coalesce({row}.{k}, 0)" for c, k
+    return " AND ".join(f"t.{c} = {key_id(f'{row}.{k}')}" for c, k
                         in zip(column_names(range(len(keys))), keys, strict=True)) or "t.unit"
