@@ -112,6 +112,15 @@ CAPTURED = [
   FROM netted)"""]
 
 
+# The rows of the deltas ``gone`` dropped, listed and also bounded by the
+# first and last of them (the same rows). A job's plan is generic, made
+# while the feed was small: with the list alone Postgres read every row of
+# the view and filtered their seqs, a job's cost growing with its feed
+# (design note 185). The bounds are an index condition: NULL, no row read,
+# when nothing was dropped; from the first, not the dead entries the
+# deltas dropped before left in the index.
+_GONE_ROWS = (" AND seq BETWEEN (SELECT min(seq) FROM gone) AND (SELECT max(seq) FROM gone)"
+              " AND seq = ANY(ARRAY(SELECT seq FROM gone))")
 _STORED = """head AS (INSERT INTO view_changes (view_id, seq, added, removed)
   SELECT :v, :s, coalesce(sum(k) FILTER (WHERE k > 0), 0), coalesce(-sum(k) FILTER (WHERE k < 0), 0)
   FROM net HAVING count(*) > 0 RETURNING added, removed),
@@ -124,8 +133,7 @@ cut AS (SELECT ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
            AND at < now() - make_interval(secs => :age)) AS seqs),
 gone AS (DELETE FROM view_changes WHERE view_id = :v
   AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])){gate} RETURNING seq),
-gone_rows AS (DELETE FROM view_change_rows WHERE view_id = :v
-  AND seq = ANY(ARRAY(SELECT seq FROM gone)))"""
+gone_rows AS (DELETE FROM view_change_rows WHERE view_id = :v""" + _GONE_ROWS + ")"
 
 
 def recorded_ctes(net: Sequence[str], gate: str = "") -> str:
@@ -195,8 +203,7 @@ def compact(conn: Connection, view: int, upto: int, floor: int | None = None) ->
     ``floor`` (``upto`` unless given) or later, or read a snapshot."""
     conn.execute(text(
         "WITH gone AS (DELETE FROM view_changes WHERE view_id = :v AND seq <= :u RETURNING seq), "
-        "gone_rows AS (DELETE FROM view_change_rows WHERE view_id = :v "
-        "AND seq = ANY(ARRAY(SELECT seq FROM gone))) "
+        f"gone_rows AS (DELETE FROM view_change_rows WHERE view_id = :v{_GONE_ROWS}) "
         "UPDATE views SET feed_floor = greatest(feed_floor, :f), "
         "feed_deltas = feed_deltas - (SELECT count(*) FROM gone) WHERE id = :v"),
         {"v": view, "u": upto, "f": upto if floor is None else floor})
