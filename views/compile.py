@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from views import algebra as A
 from views import limits
+from views.dataset import Spec, spec_of
 from views.normalize import normalize
 from views.parse import parse
 from views.plan import Plan, plan_of
@@ -26,6 +27,7 @@ class Compiled:
     pattern: A.Pattern  # normalised
     schemas: Schemas
     plan: Plan
+    spec: Spec  # the dataset it reads (its FROM clauses; named graphs or not)
 
 
 def compile_query(text: str, base: str | None = None,
@@ -45,7 +47,7 @@ def compile_query(text: str, base: str | None = None,
         q = parse(text, base=base)
         pattern = normalize(q.pattern)
         return Compiled(query=q, pattern=pattern, schemas=schemas(pattern),
-                        plan=plan_of(pattern))
+                        plan=plan_of(pattern), spec=spec_of(q, pattern))
     except RecursionError:  # a shape the depth check let through, still too deep
         raise limits.QueryTooLarge("the query is too deeply nested for this server") from None
 

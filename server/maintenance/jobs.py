@@ -33,7 +33,7 @@ from storage import changes, consents, driver, feed, krel, pods_graph, queue, vi
 from storage.db import transient
 from storage.pods_graph import DEFAULT_BASE
 from views.compile import Compiled, compiled
-from views.dataset import Spec, spec_of
+from views.dataset import Spec
 from views.errors import ViewTooLarge
 from views.plan import Plan
 
@@ -201,10 +201,9 @@ def run(conn: Connection, job: queue.Job, row: Row, router: Router, limits: Limi
 def view_spec(c: Compiled, row: Row) -> Spec:
     """The dataset the view reads: its query's, less the document it writes
     its graph into (it never reads its own output)."""
-    spec = spec_of(c.query, c.pattern)
     if row.target_pod is None:
-        return spec
-    return dataclasses.replace(spec, exclude=(int(row.target_pod), str(row.target_path)))
+        return c.spec
+    return dataclasses.replace(c.spec, exclude=(int(row.target_pod), str(row.target_path)))
 
 
 # ------------------------------------------------------------ handlers
