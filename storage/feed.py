@@ -112,15 +112,20 @@ CAPTURED = [
   FROM netted)"""]
 
 
-# The rows of the deltas ``gone`` dropped, listed and also bounded by the
-# first and last of them (the same rows). A job's plan is generic, made
-# while the feed was small: with the list alone Postgres read every row of
-# the view and filtered their seqs, a job's cost growing with its feed
-# (design note 185). The bounds are an index condition: NULL, no row read,
-# when nothing was dropped; from the first, not the dead entries the
-# deltas dropped before left in the index.
-_GONE_ROWS = (" AND seq BETWEEN (SELECT min(seq) FROM gone) AND (SELECT max(seq) FROM gone)"
-              " AND seq = ANY(ARRAY(SELECT seq FROM gone))")
+def _among(seqs: str) -> str:
+    """The condition that a row's seq is one of ``seqs`` (SQL: an array of
+    the seqs of the view's oldest deltas), bounded by the first and last
+    of them too (the same rows). A job's plans are generic, made while the
+    feed was small: with the list alone Postgres could read every delta
+    or row of the view and filter their seqs, a job's cost growing with
+    the feed (design note 185). A range on the key's second column is an
+    index condition: NULL, nothing read, when the list is empty; and from
+    the first seq, not the dead entries of deltas dropped before."""
+    return (f" AND seq BETWEEN (SELECT min(s) FROM unnest({seqs}) AS s)"
+            f" AND (SELECT max(s) FROM unnest({seqs}) AS s) AND seq = ANY({seqs})")
+
+
+_GONE_ROWS = _among("ARRAY(SELECT seq FROM gone)")  # the rows of the deltas ``gone`` dropped
 _STORED = """head AS (INSERT INTO view_changes (view_id, seq, added, removed)
   SELECT :v, :s, coalesce(sum(k) FILTER (WHERE k > 0), 0), coalesce(-sum(k) FILTER (WHERE k < 0), 0)
   FROM net HAVING count(*) > 0 RETURNING added, removed),
@@ -131,8 +136,8 @@ cut AS (SELECT ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
                      ORDER BY view_id, seq LIMIT greatest((SELECT n FROM excess), 0))
   || ARRAY(SELECT seq FROM view_changes WHERE view_id = :v
            AND at < now() - make_interval(secs => :age)) AS seqs),
-gone AS (DELETE FROM view_changes WHERE view_id = :v
-  AND seq = ANY(CAST((SELECT seqs FROM cut) AS bigint[])){gate} RETURNING seq),
+gone AS (DELETE FROM view_changes WHERE view_id = :v""" + \
+    _among("CAST((SELECT seqs FROM cut) AS bigint[])") + """{gate} RETURNING seq),
 gone_rows AS (DELETE FROM view_change_rows WHERE view_id = :v""" + _GONE_ROWS + ")"
 
 
