@@ -205,8 +205,8 @@ _DECODE = _probed("id", "CAST(:ids AS bigint[])", "id, kind, lexical, datatype, 
 def lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:
     """The ids the dictionary holds for ``digests`` (sent as an array
     literal, which Postgres reads in C: ``arrays.bytes_literal``)."""
-    rows = driver.rows(conn, _LOOKUP, {"d": bytes_literal(digests)})
-    return {bytes(r.digest): int(r.id) for r in rows}
+    rows = driver.rows(conn, _LOOKUP, {"d": bytes_literal(digests)}, named=False)
+    return {bytes(digest): int(i) for digest, i in rows}
 
 
 def decode(conn: Connection, ids: Iterable[int]) -> dict[int, Identifier]:
@@ -218,8 +218,8 @@ def decode_fields(conn: Connection, ids: Iterable[int]) -> dict[int, TermFields]
     """The dictionary fields of ``ids`` (canonical, as ``fields_of`` gives
     them): what a read writes out, with no term object built (design note
     184)."""
-    rows = driver.rows(conn, _DECODE, {"ids": literal(list(set(ids)))})
-    return {r.id: (r.kind, r.lexical, r.datatype, r.lang) for r in rows}
+    rows = driver.rows(conn, _DECODE, {"ids": literal(list(set(ids)))}, named=False)
+    return {i: (kind, lexical, datatype, lang) for i, kind, lexical, datatype, lang in rows}
 
 
 __all__ = ["TermTable", "decode", "decode_fields", "digest", "intern", "intern_fields", "lookup"]
