@@ -75,7 +75,7 @@ def rows(conn: Connection, sql: str, params: Mapping[str, Any] | None = None,
         cursor = _cursors[raw] = psycopg.RawCursor(raw, row_factory=namedtuple_row)
     factory = namedtuple_row if named else tuple_row
     if cursor.row_factory is not factory:
-        cursor.row_factory = factory  # type: ignore[assignment]
+        cursor.row_factory = factory
     events = conn.dispatch
     for before in events.before_cursor_execute:
         before(conn, cursor, statement, values, None, False)
