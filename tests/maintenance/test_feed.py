@@ -33,7 +33,7 @@ from server.tools.oracle import canon, ox_quad, oxigraph_rows
 from storage import catalog, pods, views_repo
 from storage.feed import Retention, compact
 from tests.maintenance.test_kill import _settle, _until_working, _worker
-from tests.maintenance.test_pipeline import QUERIES, _vocab, drain
+from tests.maintenance.test_pipeline import QUERIES, _vocab, drain, setup
 from views.compile import compiled
 
 ADMIN = Principal("admin")
@@ -437,7 +437,6 @@ def test_a_jobs_feed_upkeep_reads_only_the_deltas_it_drops(
     from server.maintenance import jobs
     from server.maintenance.limits import Limits
     from storage import driver
-    from tests.maintenance.test_pipeline import setup
 
     engine = sa.create_engine(migrated)
     pod, consumer = setup(engine)
