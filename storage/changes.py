@@ -47,6 +47,15 @@ KIND = "apply_changes"  # the kind of job a change makes for each view it wakes
 #
 # The resource's own diff, its named graph's change (migration 0013).
 _DIFF = "(SELECT s, p, o, 1 AS sign FROM {ins} UNION ALL SELECT s, p, o, -1 FROM {dels})"
+# The diff's rows (``d``) that are not ΔG's (``{delta}``), which ``change_quads``
+# keeps: ΔG is part of the diff, with the same signs (a triple enters or leaves
+# the pod only as it enters or leaves the resource), so a document's change is
+# its change's rows of both tables (``storage.documents.net_changes``). Most
+# diffs are all ΔG (a triple held by one resource of its pod), and then the
+# count alone, compared once before any row is read, says there is nothing to
+# keep (migration 0033, design note 186).
+_BEYOND = ("(SELECT count(*) FROM {delta}) < {diff} AND NOT EXISTS (SELECT 1 FROM {delta} x "
+           "WHERE x.s = d.s AND x.p = d.p AND x.o = d.o)")
 _APPLY = """
 WITH ins AS (SELECT s, p, o FROM {ins} ORDER BY s, p, o),
 del AS (SELECT s, p, o FROM {dels}),
@@ -98,8 +107,8 @@ _WRITE = (
     + "), logged AS (INSERT INTO change_triples (seq, s, p, o, sign) "
     "SELECT change.seq, d.s, d.p, d.o, d.sign FROM change, delta d), "
     "diff AS (INSERT INTO change_quads (seq, s, p, o, sign) "
-    "SELECT change.seq, d.s, d.p, d.o, d.sign FROM change, "
-    "keyed AS d ORDER BY d.s, d.p, d.o), "
+    "SELECT change.seq, d.s, d.p, d.o, d.sign FROM change, keyed AS d "
+    "WHERE " + _BEYOND.format(delta="delta", diff=":ni + :nd") + " ORDER BY d.s, d.p, d.o), "
     "jobs AS (" + queue.insert_jobs(f"change, ({_WOKEN}) AS v",
                                     "jsonb_build_object('seq', change.seq)") + ") "
     "SELECT change.seq, (SELECT pg_notify(:channel, :kind) FROM (SELECT 1 FROM jobs LIMIT 1) "
@@ -132,8 +141,9 @@ def record_change(conn: Connection, pod: int, rid: int, inserted: set[IdTriple],
                       "SELECT :seq, s, p, o, sign FROM staged_delta ORDER BY s, p, o"),
                  {"seq": seq})
     conn.execute(text("INSERT INTO change_quads (seq, s, p, o, sign) SELECT :seq, * FROM "
-                      + _DIFF.format(ins="staged_ins", dels="staged_del")
-                      + " AS d ORDER BY s, p, o"), {"seq": seq})
+                      + _DIFF.format(ins="staged_ins", dels="staged_del") + " AS d WHERE "
+                      + _BEYOND.format(delta="staged_delta", diff=":n") + " ORDER BY s, p, o"),
+                 {"seq": seq, "n": len(inserted) + len(deleted)})
     queue.enqueue_many(conn, KIND, views_woken(conn, pod, set(predicates)),
                        {"seq": seq})
     return seq

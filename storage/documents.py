@@ -91,13 +91,17 @@ def net_changes(conn: Connection, pods: list[int], after: int, upto: int,
     """Every (pod, path, triple) whose membership in that document changed
     over (after, upto] — with one of ``predicates`` when given — and the
     change's sign: rows (pod_id, path, s, p, o, net), net ±1 (a document is a
-    set; a resource deleted and made again under its path is one document)."""
+    set; a resource deleted and made again under its path is one document).
+    A change's diff is its ΔG (``change_triples``) and the rest of it
+    (``change_quads``: ``storage.changes._BEYOND``)."""
+    def logged(table: str) -> str:
+        return (f"SELECT seq, s, p, o, sign FROM {table} WHERE seq > :a AND seq <= :u "
+                "AND (CAST(:preds AS bigint[]) IS NULL OR p = ANY(CAST(:preds AS bigint[])))")
     return list(conn.execute(text(
-        "SELECT c.pod_id, c.path, cq.s, cq.p, cq.o, sum(cq.sign) AS net FROM change_quads cq "
+        "SELECT c.pod_id, c.path, cq.s, cq.p, cq.o, sum(cq.sign) AS net "
+        f"FROM ({logged('change_triples')} UNION ALL {logged('change_quads')}) AS cq "
         "JOIN changes c ON c.seq = cq.seq WHERE c.pod_id = ANY(CAST(:pods AS bigint[])) "
-        "AND c.seq > :a AND c.seq <= :u AND cq.seq > :a AND cq.seq <= :u "
-        "AND (CAST(:preds AS bigint[]) IS NULL OR cq.p = ANY(CAST(:preds AS bigint[]))) "
-        "GROUP BY 1, 2, 3, 4, 5 HAVING sum(cq.sign) <> 0"),
+        "AND c.seq > :a AND c.seq <= :u GROUP BY 1, 2, 3, 4, 5 HAVING sum(cq.sign) <> 0"),
         {"pods": pods, "a": after, "u": upto, "preds": predicates}))
 
 

@@ -183,8 +183,9 @@ class ChangeTriple(Base):
 
 
 class ChangeQuad(Base):
-    """A change's diff of its resource (its named graph): the triples the
-    write added (+1) to or removed (-1) from that document (migration 0013)."""
+    """A change's diff of its resource (its named graph), the triples the
+    write added (+1) to or removed (-1) from that document (migration 0013),
+    less those of its ΔG, which ``change_triples`` holds (migration 0033)."""
 
     __tablename__ = "change_quads"
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # cascade: migration 0013

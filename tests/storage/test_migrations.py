@@ -115,3 +115,40 @@ def test_0019_watched_root_tables_capture_by_the_function_of_their_arity(migrate
         assert (delta.added, delta.removed) == (1, 1)
         assert len(catalog.view_results(c, view)) == 1
     engine.dispose()
+
+
+def test_0033_keeps_in_change_quads_only_what_change_triples_lacks(migrated: str) -> None:
+    """A change's diff stored once (design note 186): downgraded, each
+    change's ``change_quads`` holds its whole diff again (its ΔG too);
+    upgraded, only the rest, and the documents' changes read the same."""
+    from rdflib import URIRef
+
+    from storage import documents, pods
+
+    def t(s: str, o: str) -> tuple[URIRef, URIRef, URIRef]:
+        return URIRef(f"https://x.test/{s}"), URIRef("https://x.test/p"), URIRef(
+            f"https://x.test/{o}")
+
+    def quads(c: sa.Connection) -> set[tuple[int, ...]]:
+        return set(map(tuple, c.execute(sa.text("SELECT seq, s, p, o, sign FROM change_quads"))))
+
+    engine = sa.create_engine(migrated)
+    with engine.begin() as c:
+        owner = pods.create_agent(c, "https://a.test/#me", "owner", b"x")
+        pod = pods.create_pod(c, "p", owner)
+        pods.put_resource(c, pod, "a", {t("x", "y"), t("x", "z")})
+        pods.put_resource(c, pod, "b", {t("x", "y"), t("w", "z")})
+        pods.delete_resource(c, pod, "a")
+        last = int(c.execute(sa.text("SELECT max(seq) FROM changes")).scalar_one())
+        read = set(map(tuple, documents.net_changes(c, [pod], 0, last)))
+        kept = quads(c)
+        delta = set(map(tuple, c.execute(sa.text(
+            "SELECT seq, s, p, o, sign FROM change_triples"))))
+    assert len(kept) == 2 and not kept & delta  # (x p y) into b, then out of a
+    downgrade(migrated, "0032")
+    with engine.begin() as c:
+        assert quads(c) == kept | delta
+    upgrade(migrated)
+    with engine.begin() as c:
+        assert quads(c) == kept
+        assert set(map(tuple, documents.net_changes(c, [pod], 0, last))) == read

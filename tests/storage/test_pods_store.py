@@ -411,29 +411,46 @@ def _put_in_own_transaction(engine: sa.Engine, pod: int, path: str) -> None:
         pods.put_resource(c, pod, path, [t("a", "p", "c")])
 
 
-def test_each_change_keeps_its_documents_diff(migrated: str) -> None:
-    """Issue 19: ``change_quads`` holds the resource's own diff (small and
-    staged writes alike) and ``changes.path`` its path, after a DELETE too."""
-    from storage.changes import STAGED
+@pytest.mark.parametrize("size", ["small", "staged"])
+def test_each_change_keeps_its_documents_diff(migrated: str, size: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 19: a change keeps the resource's own diff (small and staged
+    writes alike), which ``documents.net_changes`` reads, and
+    ``changes.path`` its path, after a DELETE too. The diff is stored once:
+    ``change_quads`` holds only its triples that are not in ΔG (design note
+    186), none where they all enter or leave the pod."""
+    from storage import changes, documents
+    if size == "staged":
+        monkeypatch.setattr(changes, "STAGED", 0)
 
-    def diff(c: sa.Connection, seq: int) -> dict[tuple, int]:
-        rows = c.execute(sa.text("SELECT s, p, o, sign FROM change_quads WHERE seq = :q"),
-                         {"q": seq}).all()
-        names = terms.decode(c, (x for r in rows for x in r[:3]))
-        return {(names[r.s], names[r.p], names[r.o]): r.sign for r in rows}
+    def diff(c: sa.Connection, pod: int, seq: int) -> dict[tuple, int]:
+        rows = documents.net_changes(c, [pod], seq - 1, seq)
+        assert {r.path for r in rows} <= {"a", "b"}
+        names = terms.decode(c, (x for r in rows for x in (r.s, r.p, r.o)))
+        return {(names[r.s], names[r.p], names[r.o]): int(r.net) for r in rows}
 
-    big = {t(f"s{i}", "p", Literal(i)) for i in range(STAGED + 10)}
+    def kept(c: sa.Connection, seq: int) -> int:
+        return int(c.execute(sa.text("SELECT count(*) FROM change_quads WHERE seq = :q"),
+                             {"q": seq}).scalar_one())
+
+    big = {t(f"s{i}", "p", Literal(i)) for i in range(20)}
     with sa.create_engine(migrated).begin() as c:
         pod = _pod(c)
-        pods.put_resource(c, pod, "a", {t("x", "p", "y")})
+        seq = pods.put_resource(c, pod, "a", {t("x", "p", "y")})
+        assert diff(c, pod, seq) == {t("x", "p", "y"): 1} and kept(c, seq) == 0
         seq = pods.put_resource(c, pod, "b", {t("x", "p", "y"), t("x", "q", "z")})
-        assert diff(c, seq) == {t("x", "p", "y"): 1, t("x", "q", "z"): 1}  # ΔG holds one
+        assert diff(c, pod, seq) == {t("x", "p", "y"): 1, t("x", "q", "z"): 1}  # ΔG holds one
+        assert kept(c, seq) == 1
         seq = pods.put_resource(c, pod, "b", big | {t("x", "q", "z")})
-        assert diff(c, seq) == {**dict.fromkeys(big, 1), t("x", "p", "y"): -1}
+        assert diff(c, pod, seq) == {**dict.fromkeys(big, 1), t("x", "p", "y"): -1}
+        assert kept(c, seq) == 1  # (x p y) leaves b but stays in the pod: a holds it
         seq = pods.delete_resource(c, pod, "b")
-        assert diff(c, seq) == {**dict.fromkeys(big, -1), t("x", "q", "z"): -1}
+        assert diff(c, pod, seq) == {**dict.fromkeys(big, -1), t("x", "q", "z"): -1}
+        assert kept(c, seq) == 0
         assert c.execute(sa.text("SELECT path FROM changes WHERE seq = :q"),
                          {"q": seq}).scalar_one() == "b"
+        seq = pods.delete_resource(c, pod, "a")
+        assert diff(c, pod, seq) == {t("x", "p", "y"): -1} and kept(c, seq) == 0
 
 
 @pytest.mark.parametrize("size", ["small", "staged"])
