@@ -79,19 +79,13 @@ def enqueue_many(conn: Connection, kind: str, view_ids: list[int],
 # as the CTE ``j`` of a statement (``claim``, ``views_repo.claim_and_lock``);
 # the kinds read through subqueries: no plan can use their value, so
 # Postgres keeps one generic plan of a claim (design note 145)
-def claimed(where: str = "") -> str:
-    """``CLAIMED``, of the jobs that also meet ``where`` (SQL over the
-    job's columns, ``AND …``)."""
-    return ("WITH j AS (UPDATE jobs SET status = 'running', attempts = attempts + 1, "
-            "worker = :worker, updated_at = now() WHERE id = (SELECT id FROM jobs "
-            "WHERE status = 'queued' AND run_after <= now() "
-            "AND ((SELECT CAST(:kinds AS text[])) IS NULL "
-            f"     OR kind = ANY(CAST((SELECT CAST(:kinds AS text[])) AS text[]))){where} "
-            "ORDER BY id FOR NO KEY UPDATE SKIP LOCKED LIMIT 1) "
-            "RETURNING id, kind, view_id, payload, attempts, max_attempts) ")
-
-
-CLAIMED = claimed()
+CLAIMED = ("WITH j AS (UPDATE jobs SET status = 'running', attempts = attempts + 1, "
+           "worker = :worker, updated_at = now() WHERE id = (SELECT id FROM jobs "
+           "WHERE status = 'queued' AND run_after <= now() "
+           "AND ((SELECT CAST(:kinds AS text[])) IS NULL "
+           "     OR kind = ANY(CAST((SELECT CAST(:kinds AS text[])) AS text[]))) "
+           "ORDER BY id FOR NO KEY UPDATE SKIP LOCKED LIMIT 1) "
+           "RETURNING id, kind, view_id, payload, attempts, max_attempts) ")
 
 
 def claim(conn: Connection, worker: str, kinds: tuple[str, ...] | None = None) -> Job | None:

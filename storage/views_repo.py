@@ -4,7 +4,6 @@ watermark, the plan its state was computed with), and dropping it."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,63 +51,28 @@ _STAGES = f"j.kind = 'apply_changes' AND v.status = 'ready' AND v.placement = '{
 _STALE = "pg_relation_size(oid) > 8192 * (2 * relpages + 8)"
 # ``claim_and_lock``'s statement: the same text for every job, built once
 _READABLE = READABLE.format(view="v.id")
-# ``claim_following``'s jobs: change jobs of ready rendered views that read
-# what the job before read — the pods :pods (no consent moving them), from
-# the watermark :after, of the predicates :preds (or fewer) — while the
-# snapshot's last change is still :upto (no write-back of a CONSTRUCT view
-# came after it in the transaction)
-_FOLLOWING = (
-    "AND kind = 'apply_changes' AND view_id IN (SELECT v.id FROM views v "
-    f"WHERE v.status = 'ready' AND v.placement = '{RENDERED}' AND v.watermark = :after "
-    "AND (CAST(:preds AS bigint[]) IS NULL OR v.predicates <@ CAST(:preds AS bigint[])) "
-    f"AND ARRAY({_READABLE}) = CAST(:pods AS bigint[]) "
-    f"AND ARRAY({CONSENTED.format(view='v.id')}) = CAST(:pods AS bigint[])) "
-    "AND (SELECT coalesce(max(seq), 0) FROM changes) = :upto")
-
-
-# Change jobs of other views are due: a job whose claim staged ΔG looks for
-# some to follow it (``claim_following``) only then
-_OTHERS = ("EXISTS (SELECT 1 FROM jobs o WHERE o.status = 'queued' AND o.run_after <= now() "
-           "AND o.kind = 'apply_changes' AND o.view_id <> j.view_id)")
-
-
-def _claim(following: bool) -> str:
-    """The claim's statement; ``following``: of a job that follows another
-    on the ΔG it staged (``claim_following``), which it does not stage or
-    ready again: it names its counts (:counted) instead."""
-    staged = ("CAST(:counted AS jsonb)" if following else
-              f"CASE WHEN {_STAGES} THEN podviews_delta_staged(ARRAY({_READABLE}), "
-              "  v.watermark, (SELECT coalesce(max(seq), 0) FROM changes), v.predicates) END")
-    ready = ("true" if following else
-             f"CASE WHEN {_STAGES} THEN true WHEN j.kind <> 'backfill' THEN "
-             "  podviews_delta_start() IS NOT NULL ELSE false END")
-    return (
-        f"{queue.claimed(_FOLLOWING if following else '')}SELECT j.id AS job_id, "
-        "j.kind AS job_kind, j.view_id AS job_view, "
-        "j.payload AS job_payload, j.attempts AS job_attempts, "
-        f"j.max_attempts AS job_max_attempts, {_OTHERS} AS others, v.* FROM j LEFT JOIN LATERAL ("
-        f"SELECT {_COLUMNS}, (CASE WHEN v.plan_fingerprint IS NULL THEN NULL "
-        f" WHEN {'true' if following else _STAGES} THEN "
-        f" {feed.root_call('v.id', 'v.root_node')} IS NULL "
-        f" ELSE {feed.capture_call('v.id', 'v.root_node')} IS NOT NULL END) AS captured, "
-        " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
-        f" {GRAPH_ROWS} AS graph_rows, "
-        f" (SELECT {_STALE} FROM pg_class WHERE oid = CAST('pod_triples' AS regclass)) "
-        "  AS graph_stale, "
-        f" ARRAY({_READABLE}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
-        " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
-        f"  WHERE cv.view_id = v.id AND {UNSETTLED}) AS unsettled, "
-        " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
-        "   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, "
-        " CASE WHEN j.kind = 'apply_changes' AND (SELECT CAST(:weigh AS boolean)) THEN "
-        f"{_BATCH.format(pods=_READABLE)} END "
-        f"  AS batch, {staged} AS staged, {ready} AS delta_ready "
-        "FROM views v WHERE v.id = j.view_id FOR NO KEY UPDATE OF v SKIP LOCKED) v ON true"
-        )
-
-
-_CLAIM_AND_LOCK = _claim(False)
-_CLAIM_FOLLOWING = _claim(True)
+_CLAIM_AND_LOCK = (
+    f"{queue.CLAIMED}SELECT j.id AS job_id, j.kind AS job_kind, j.view_id AS job_view, "
+    "j.payload AS job_payload, j.attempts AS job_attempts, "
+    "j.max_attempts AS job_max_attempts, v.* FROM j LEFT JOIN LATERAL ("
+    f"SELECT {_COLUMNS}, (CASE WHEN v.plan_fingerprint IS NULL THEN NULL WHEN {_STAGES} THEN "
+    f" {feed.root_call('v.id', 'v.root_node')} IS NULL "
+    f" ELSE {feed.capture_call('v.id', 'v.root_node')} IS NOT NULL END) AS captured, "
+    " (SELECT coalesce(max(seq), 0) FROM changes) AS upto, "
+    f" {GRAPH_ROWS} AS graph_rows, "
+    f" (SELECT {_STALE} FROM pg_class WHERE oid = CAST('pod_triples' AS regclass)) AS graph_stale, "
+    f" ARRAY({_READABLE}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
+    " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
+    f"  WHERE cv.view_id = v.id AND {UNSETTLED}) AS unsettled, "
+    " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
+    "   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, "
+    f" CASE WHEN j.kind = 'apply_changes' AND (SELECT CAST(:weigh AS boolean)) THEN "
+    f"{_BATCH.format(pods=_READABLE)} END "
+    f"  AS batch, CASE WHEN {_STAGES} THEN podviews_delta_staged(ARRAY({_READABLE}), "
+    "  v.watermark, (SELECT coalesce(max(seq), 0) FROM changes), v.predicates) END AS staged, "
+    f" CASE WHEN {_STAGES} THEN true WHEN j.kind <> 'backfill' THEN "
+    "  podviews_delta_start() IS NOT NULL ELSE false END AS delta_ready "
+    "FROM views v WHERE v.id = j.view_id FOR NO KEY UPDATE OF v SKIP LOCKED) v ON true")
 
 
 def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
@@ -144,28 +108,8 @@ def claim_and_lock(conn: Connection, worker: str, weigh: bool = False
     statement records ΔV itself and ends the job (design note 170), and the
     statement only names the feed's root (``storage.feed.root_call``).
     ``captured`` is true when the capture is on, false when only the root
-    is named, NULL for a view without a feed. ``others``: change jobs of
-    other views are due (``claim_following`` may find one)."""
-    return _claimed(driver.first(conn, _CLAIM_AND_LOCK,
-                                 {**queue.claiming(worker), "weigh": weigh}))
-
-
-def claim_following(conn: Connection, worker: str, row: Row, weigh: bool = False
-                    ) -> tuple[queue.Job, Any | None] | None:
-    """In the transaction of a change job whose claim staged its ΔG
-    (``row``: its view's row as claimed), the oldest due change job of a
-    ready rendered view that reads the same ΔG or part of it — the same
-    pods from the same watermark, its predicates among those staged — as
-    ``claim_and_lock`` gives it, ΔG neither staged nor made ready again:
-    ``staged`` holds the counts of the first (design note 186). None when
-    there is none."""
-    return _claimed(driver.first(conn, _CLAIM_FOLLOWING, {
-        **queue.claiming(worker), "weigh": weigh, "pods": list(row.pods),
-        "after": row.watermark, "upto": row.upto, "preds": row.predicates,
-        "counted": json.dumps(row.staged)}))
-
-
-def _claimed(row: Row | None) -> tuple[queue.Job, Any | None] | None:
+    is named, NULL for a view without a feed."""
+    row = driver.first(conn, _CLAIM_AND_LOCK, {**queue.claiming(worker), "weigh": weigh})
     if row is None:
         return None
     job = queue.Job(row.job_id, row.job_kind, row.job_view, row.job_payload, row.job_attempts,

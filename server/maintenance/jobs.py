@@ -76,7 +76,6 @@ class Run:
     captured: list[str] = field(default_factory=list)  # the roots the job turned capture on for
     closed: list[Row] = field(default_factory=list)  # its rendered statement ended the job: its row
     graph_rows: float | None = None  # the graph's triples by its statistics (-1: none)
-    following: bool = False  # ΔG staged by the job before it in the transaction
 
     @property
     def documents(self) -> bool:
@@ -140,10 +139,7 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
                 raise ValueError(f"the {job.kind} job {job.id} names no view")
             if row is None:
                 raise Busy()
-            outcome = run(conn, job, row, router, limits, base)
-            if _followed(row, outcome, router):
-                follow(conn, worker, row, router, limits, base)
-            rendered.emptied(conn)
+            run(conn, job, row, router, limits, base)
             conn.commit()
             driver.tidied(conn)  # the session's tables vacuumed now and then (note 152)
             return True
@@ -156,64 +152,10 @@ def run_one(engine: sa.Engine, worker: str, router: Router | None = None,
             with engine.begin() as side:
                 queue.fail(side, job, e)
             return True
-        finally:
-            rendered.emptied(conn, done=False)
-
-
-# Jobs that follow one on the ΔG it staged, in its transaction, at most
-FOLLOWING = 32
-
-
-def _followed(row: Row, outcome: Outcome, router: Router) -> bool:
-    """Whether other views' change jobs may follow a job on the ΔG its claim
-    staged: some are due (``others``), and it was a rendered view's change
-    job (``staged``) that stayed on SQL, without pods entering or leaving,
-    and its ΔG is under what would take a batch to Spark — so are theirs,
-    parts of it."""
-    return (row.others and row.staged is not None and outcome[0] == "sql"
-            and row.target_pod is None
-            and list(row.consented) == list(row.pods)
-            and sum(int(n) for _, _, n in row.staged) < router.threshold)
-
-
-def follow(conn: Connection, worker: str, first: Row, router: Router, limits: Limits,
-           base: str = DEFAULT_BASE) -> int:
-    """Run, in the transaction of a job whose claim staged ΔG (``first``:
-    its view's row), the change jobs of other rendered views that read the
-    same ΔG or part of it (``views_repo.claim_following``), each on that ΔG
-    without staging it again, until none is due or ``FOLLOWING`` have run:
-    the claim's staging and the commit paid once for all of them (design
-    note 186). Each runs under a savepoint: one that fails or finds its view
-    held is undone alone and left queued, to be claimed again by itself.
-    The number that ran."""
-    ran = 0
-    while ran < FOLLOWING:
-        savepoint = conn.begin_nested()
-        claimed = views_repo.claim_following(conn, worker, first, router.weighs())
-        if claimed is None:  # nothing changed: released (a rollback would make psycopg
-            savepoint.commit()  # deallocate the session's prepared statements)
-            return ran
-        job, row = claimed
-        try:
-            if row is None:
-                raise Busy()
-            rendered.restaged(conn)
-            run(conn, job, row, router, limits, base, following=True)
-        except Exception as e:
-            savepoint.rollback()
-            if not isinstance(e, Busy):
-                log.info("job %s did not follow another's ΔG; it runs alone", job.id,
-                         exc_info=True)
-            return ran
-        savepoint.commit()
-        ran += 1
-        if rendered.restaged(conn) or not row.others:  # ΔG is no longer the first's
-            return ran
-    return ran
 
 
 def run(conn: Connection, job: queue.Job, row: Row, router: Router, limits: Limits,
-        base: str = DEFAULT_BASE, following: bool = False) -> Outcome:
+        base: str = DEFAULT_BASE) -> Outcome:
     """Run the job on its view's row, locked with what the job reads next
     (``views_repo.claim_and_lock``), and end it (``views_repo.close``):
     done, with the executor that did the work ("sql", "spark", or "none")
@@ -225,7 +167,7 @@ def run(conn: Connection, job: queue.Job, row: Row, router: Router, limits: Limi
     # statistics far behind the graph analyzed first: plans are made from them (note 183)
     graph_rows = pods_graph.analyzed(conn) if row.graph_stale else row.graph_rows
     r = Run(conn, job, row, c.plan, router, limits, base, view_spec(c, row),
-            graph_rows=graph_rows, following=following)
+            graph_rows=graph_rows)
     kind = JobKind(job.kind)
     if r.plan.root.id != row.root_node:
         r.capture(r.plan.root.id)  # a new plan: its root's new tables watched
@@ -382,7 +324,7 @@ def _maintain(r: Run, before: list[int], pods: list[int], work: Callable[[], int
         applied = rendered.maintain(r.conn, r.view.id, r.plan, r.tables(), r.tallies(), before,
                                     r.view.watermark, r.upto, r.view.predicates,
                                     r.limits.max_view_rows, r.view.staged, r.graph_rows,
-                                    _ending(r) if ends else None, fresh=not r.following)
+                                    _ending(r) if ends else None)
         _moved(r, applied.grown)
         if applied.closed is not None:
             r.closed.append(applied.closed)

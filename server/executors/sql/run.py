@@ -37,9 +37,6 @@ CHEAP_SCANS = 16
 # delta for a few rows and reads one CTE once per row of another (note 156)
 ANALYZED_FROM = 100
 _ANALYZED = "podviews_dg_analyzed"  # the size of the batch the session last analyzed ΔG at
-_SINCE = "podviews_dg_analyzed_since"  # ΔG's table analyzed since it was last filled
-_LARGE = "podviews_dg_large"  # a large batch's ΔG is in the table: truncated after (``emptied``)
-_RESTAGED = "podviews_dg_restaged"  # ``stage`` filled the table since ``restaged`` last asked
 # A view whose rendered statement joins more triple scans than this (each of
 # a BGP's n delta terms joins its n patterns: ``scans``) runs its batches
 # through the interpreter while its state is small (``jobs.unrendered``).
@@ -176,7 +173,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
              tallies: dict[str, str], pods: list[int], after: int, upto: int,
              predicates: list[int] | None, max_rows: int | None = None,
              counted: list[list[int]] | None = None, graph_rows: float | None = None,
-             ending: Ending | None = None, fresh: bool = True) -> Maintained:
+             ending: Ending | None = None) -> Maintained:
     """Apply the changes of ``pods`` in (after, upto] to the view's state by
     the rendered statement.
     Statements: ΔG staged, unless the claim staged it (``counted``: its
@@ -191,10 +188,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     statistics; None or -1, none yet: joins). With ``ending``, the
     statement also ends the job, ΔV recorded from its root's delta
     (``views_repo.closing``, design note 170); a batch with no statement
-    leaves the job to be closed as usual. Not ``fresh``: ΔG was staged for
-    a job before this one in the transaction, ``counted``
-    (``views_repo.claim_following``); a large ΔG's table is truncated once
-    its last job is done (``emptied``)."""
+    leaves the job to be closed as usual."""
     batch = staged_batch(conn, view, plan, tables, tallies, pods, after, upto, predicates,
                          counted)
     if batch is None:
@@ -207,7 +201,7 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     large = size > prepared_upto(plan)
     if sql is not None:
         params = {"v": view, **(ending(size) if ending is not None else {})}
-        analyze(conn, size, large, fresh)
+        analyze(conn, size, large)
         found = execute(conn, sql, pods, large, params)
         if found.missing:  # numbers new to the dictionary: added, and the statement run again
             terms.intern(conn, [Literal(lexical, datatype=URIRef(datatype)) for datatype, lexical
@@ -216,24 +210,10 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
             assert not found.missing, f"numbers still missing from the dictionary: {found.missing}"
         within(found.largest, max_rows)
     if large:  # a large ΔG's pages are not kept under the small batches' plans
-        conn.info[_LARGE] = True
+        conn.execute(text(f"TRUNCATE {R.DG}"))
     if found is None:
         return Maintained(0, size)
     return Maintained(int(found.grown), size, found if ending is not None else None)
-
-
-def restaged(conn: Connection) -> bool:
-    """Whether ``stage`` filled ΔG's table (the interpreter's batches stage
-    their own) since the last call."""
-    return bool(conn.info.pop(_RESTAGED, False))
-
-
-def emptied(conn: Connection, done: bool = True) -> None:
-    """ΔG's table truncated where a large batch was staged in it, once the
-    transaction's jobs are ``done`` with it (not done: rolled back, the
-    mark forgotten)."""
-    if conn.info.pop(_LARGE, False) and done:
-        conn.execute(text(f"TRUNCATE {R.DG}"))
 
 
 def probed(size: int, graph_rows: float | None) -> bool:
@@ -292,13 +272,11 @@ def staged_batch(conn: Connection, view: int, plan: Plan, tables: dict[str, krel
     """ΔG of ``pods`` in (after, upto] staged (by the claim when it gives
     ``counted``), every table the program may write created (``prepare``):
     what the renderer knows of the batch, and ΔG's size; None when ΔG is
-    empty. ``counted`` may count more predicates than the view's (ΔG staged
-    for a job before it, ``views_repo.claim_following``): the others' rows
-    match none of its patterns, and are not counted here."""
+    empty."""
     if upto <= after or not pods:
         return None
     staged = stage(conn, pods, after, upto, predicates) if counted is None else \
-        {k: n for k, n in _counts(counted).items() if predicates is None or k[0] in predicates}
+        _counts(counted)
     changed = set(staged)
     if not changed:
         return None
@@ -324,26 +302,19 @@ def execute(conn: Connection, sql: str, pods: list[int], large: bool,
     return driver.one(conn, sql, params)
 
 
-def analyze(conn: Connection, size: int, large: bool, fresh: bool = True) -> None:
+def analyze(conn: Connection, size: int, large: bool) -> None:
     """ΔG's table (``size`` triples staged) analyzed where the plans made
     from its last statistics would take its deltas for much smaller than
     they are (``ANALYZED_FROM``). An ANALYZE makes the session plan its
     prepared statements again; it comes once per doubling of the batches'
-    size, and before every large batch, whose statement is planned anyway —
-    once per staging: not ``fresh`` (a job following another on its ΔG),
-    not again where the table was analyzed since it was filled.
+    size, and before every large batch, whose statement is planned anyway.
     The size is remembered with the connection: a job rolled back after its
     ANALYZE loses the statistics but not the mark, and the session's plans
     go without them until the next doubling (a cost, never a wrong result)."""
-    if fresh:
-        conn.info[_SINCE] = False
-    elif conn.info.get(_SINCE):
-        return
     last = conn.info.get(_ANALYZED, 0)
     if large or size >= max(ANALYZED_FROM, 2 * last):
         conn.execute(text(f"ANALYZE {R.DG}"))
         conn.info[_ANALYZED] = max(size, last)
-        conn.info[_SINCE] = True
 
 
 def stage(conn: Connection, pods: list[int], after: int, upto: int,
@@ -358,7 +329,6 @@ def stage(conn: Connection, pods: list[int], after: int, upto: int,
     calls it itself for a view placed as rendered (note 157). Staging has
     the rest of the transaction join in the written order (note 148)."""
     counted = driver.one(conn, _STAGED, changes.net_parameters(pods, after, upto, predicates))[0]
-    conn.info[_RESTAGED] = True
     return _counts(counted)
 
 
