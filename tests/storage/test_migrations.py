@@ -7,7 +7,9 @@ import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from rdflib import URIRef
 
+from storage import documents, pods
 from storage.migrate import downgrade, upgrade
 from storage.models import Base
 
@@ -121,10 +123,6 @@ def test_0033_keeps_in_change_quads_only_what_change_triples_lacks(migrated: str
     """A change's diff stored once (design note 186): downgraded, each
     change's ``change_quads`` holds its whole diff again (its ΔG too);
     upgraded, only the rest, and the documents' changes read the same."""
-    from rdflib import URIRef
-
-    from storage import documents, pods
-
     def t(s: str, o: str) -> tuple[URIRef, URIRef, URIRef]:
         return URIRef(f"https://x.test/{s}"), URIRef("https://x.test/p"), URIRef(
             f"https://x.test/{o}")
