@@ -473,10 +473,14 @@ def test_a_jobs_feed_upkeep_reads_only_the_deltas_it_drops(
         write(i, Limits(retention=Retention(changes=5)))
     # the first drops the 26 deltas past the 5 last at once (each delta's rows, its
     # head found and deleted); each later one drops the oldest, and reads the last
-    # head and the oldest kept — past the 26 dead heads' index entries until
-    # Postgres marks them dead (a scan does once no snapshot can see them)
+    # head and the oldest kept — past the dead index entries of the heads dropped
+    # before it (the first's 26, then one a job) until Postgres marks them dead,
+    # which a scan does once no snapshot can see them: with the cluster's other
+    # databases busy, none was marked (69, 70 … 77 entries; 44 alone). Reading the
+    # rows the feed holds, as the old statement did, is 200 and more a job.
     one = 40 + 4
-    assert len(read) == 10 and read[0] <= 26 * (40 + 2) + 1 and max(read[1:]) <= one + 26, read
+    assert len(read) == 10 and read[0] <= 26 * (40 + 2) + 1, read
+    assert all(r <= one + 26 + k for k, r in enumerate(read[1:])), read
     with engine.connect() as c:
         kept = c.execute(sa.text("SELECT count(*) FROM view_change_rows WHERE view_id = :v"),
                          {"v": view}).scalar_one()
