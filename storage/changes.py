@@ -50,7 +50,7 @@ _DIFF = "(SELECT s, p, o, 1 AS sign FROM {ins} UNION ALL SELECT s, p, o, -1 FROM
 # The diff's rows (``d``) that are not ΔG's (``{delta}``), which ``change_quads``
 # keeps: ΔG is part of the diff, with the same signs (a triple enters or leaves
 # the pod only as it enters or leaves the resource), so a document's change is
-# its change's rows of both tables (``storage.documents.net_changes``). Most
+# its change's rows of both tables (``diffs``). Most
 # diffs are all ΔG (a triple held by one resource of its pod), and then the
 # count alone, compared once before any row is read, says there is nothing to
 # keep (migration 0033, design note 186).
@@ -195,6 +195,17 @@ def _of_predicates(preds: str) -> str:
     """A change triple ``ct`` with one of the predicates ``preds`` (an SQL
     expression of term ids; NULL: any)."""
     return f"({preds} IS NULL OR ct.p = ANY({preds}))"
+
+
+def diffs(a: str, u: str, preds: str) -> str:
+    """The resources' diffs of the changes in (a, u] with one of the
+    predicates ``preds`` (SQL expressions; NULL: any), as rows (seq, s, p,
+    o, sign): each change's ΔG and the rest of its diff, which the write
+    keeps apart (``_BEYOND``)."""
+    return " UNION ALL ".join(
+        f"SELECT ct.seq, ct.s, ct.p, ct.o, ct.sign FROM {table} ct "
+        f"WHERE ct.seq > {a} AND ct.seq <= {u} AND {_of_predicates(preds)}"
+        for table in ("change_triples", "change_quads"))
 
 
 def net_changes(conn: Connection, pods: list[int], after: int, upto: int,

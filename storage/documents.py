@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from sqlalchemy import Connection, Row, text
 
+from storage import changes
 from storage.arrays import columns, unnest
 
 
@@ -92,14 +93,10 @@ def net_changes(conn: Connection, pods: list[int], after: int, upto: int,
     over (after, upto] — with one of ``predicates`` when given — and the
     change's sign: rows (pod_id, path, s, p, o, net), net ±1 (a document is a
     set; a resource deleted and made again under its path is one document).
-    A change's diff is its ΔG (``change_triples``) and the rest of it
-    (``change_quads``: ``storage.changes._BEYOND``)."""
-    def logged(table: str) -> str:
-        return (f"SELECT seq, s, p, o, sign FROM {table} WHERE seq > :a AND seq <= :u "
-                "AND (CAST(:preds AS bigint[]) IS NULL OR p = ANY(CAST(:preds AS bigint[])))")
+    The diffs are the change log's (``changes.diffs``)."""
     return list(conn.execute(text(
         "SELECT c.pod_id, c.path, cq.s, cq.p, cq.o, sum(cq.sign) AS net "
-        f"FROM ({logged('change_triples')} UNION ALL {logged('change_quads')}) AS cq "
+        f"FROM ({changes.diffs(':a', ':u', 'CAST(:preds AS bigint[])')}) AS cq "
         "JOIN changes c ON c.seq = cq.seq WHERE c.pod_id = ANY(CAST(:pods AS bigint[])) "
         "AND c.seq > :a AND c.seq <= :u GROUP BY 1, 2, 3, 4, 5 HAVING sum(cq.sign) <> 0"),
         {"pods": pods, "a": after, "u": upto, "preds": predicates}))
