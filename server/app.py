@@ -14,8 +14,7 @@ import sqlalchemy as sa
 from fastapi import FastAPI, Response
 from starlette.types import ASGIApp
 
-from server import errors
-from server.api import cors
+from server.api import cors, problems
 from server.api.admin.endpoints import router as admin_router
 from server.api.consents.endpoints import router as consents_router
 from server.api.ldp import offload
@@ -85,7 +84,7 @@ def create_app(url: str, settings: Settings | None = None, workers: int = 1) -> 
     app.state.closing = threading.Event()  # set when the server begins to shut down
     app.state.shared_reads = SharedReads()
     app.state.upstream = Upstream(settings.upstream_url) if settings.upstream_url else None
-    errors.install(app)
+    problems.install(app)
     cors.install(app)
     app.state.metrics = observability.install(app, engine,
                                               lambda: any(t.is_alive() for t in threads))
