@@ -21,6 +21,9 @@ def add(sub: Any) -> None:
                        help="throughput: triples each PATCH inserts (a multiple of 4; it "
                             "deletes as many); batch: triples each update inserts (and "
                             "deletes)")
+    bench.add_argument("--writers", type=int, default=1,
+                       help="throughput: clients writing at once, each its own document, "
+                            "at an equal share of --rate (one sends a PATCH at a time)")
     bench.add_argument("--worker-processes", type=int, default=1,
                        help="throughput: `podviews worker` processes beside the API")
     bench.add_argument("--subscribers", type=int, nargs="+", default=[1, 100, 1000],
@@ -91,9 +94,10 @@ def _throughput(args: argparse.Namespace) -> bool:
     from server.tools.bench import throughput
 
     row = throughput.run(args.server_url, args.patches, args.rate, args.worker_processes,
-                         args.patch_size)
+                         args.patch_size, args.writers)
     print_rows(f"throughput: PATCHes through podviews serve, 10 views, "
-               f"{args.worker_processes} worker process(es)", [row], args.json)
+               f"{args.worker_processes} worker process(es), {args.writers} writer(s)", [row],
+               args.json)
     return row.equal
 
 

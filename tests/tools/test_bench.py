@@ -151,10 +151,22 @@ def test_batch_labels_statements_by_what_they_write_or_read() -> None:
 
 
 def test_throughput_stream_leaves_every_view_equal_to_scratch(pg_server: str) -> None:
-    """A short stream of PATCHes through a real server and worker process."""
-    row = bench_throughput.run(pg_server, patches=20, rate=20, size=8)
+    """A short stream of PATCHes through a real server and worker process,
+    from two writers at once (each its own document)."""
+    row = bench_throughput.run(pg_server, patches=20, rate=20, size=8, writers=2)
     assert row.equal
-    assert row.patches == 20 and row.freshness_p50_ms > 0
+    assert row.patches == 20 and row.writers == 2 and row.freshness_p50_ms > 0
+
+
+def test_throughput_writers_write_disjoint_triples() -> None:
+    """Two writers' PATCHes share no triple, so each writes ΔG of its own;
+    a writer's PATCH deletes what its own PATCH 8 before inserted."""
+    def lines(body: str, op: str) -> set[str]:
+        block = body.split(op, 1)[1].split("}", 1)[0].strip(" {")
+        return {t.strip() for t in block.split(" . ") if t.strip()}
+    first, second = bench_throughput._patch(9, 8, 0), bench_throughput._patch(9, 8, 1)
+    assert lines(first, "INSERT DATA").isdisjoint(lines(second, "INSERT DATA"))
+    assert lines(second, "DELETE DATA") == lines(bench_throughput._patch(1, 8, 1), "INSERT DATA")
 
 
 def test_live_subscribers_get_every_write_once_in_order(pg_server: str) -> None:

@@ -3,7 +3,10 @@
 rate of triple changes (from the first PATCH until every view has caught up
 with the last) and freshness: from a PATCH's answer to the moment a view
 reflects it (``GET …/results?min_seq=``), sampled on one view per PATCH in
-turn, p50 and p99. The views are ready (backfilled, the consent applied,
+turn, p50 and p99. One writer sends its PATCHes one at a time, so its rate is
+bounded by a PATCH's latency; ``writers`` clients, each writing a document
+of its own in the pod (their triples disjoint) at an equal share of the
+rate, measure what the server sustains under concurrent writes. The views are ready (backfilled, the consent applied,
 nothing pending) before the first PATCH: freshness is the maintenance of a
 stream, not ten backfills racing its first second (design note 144)."""
 
@@ -13,7 +16,7 @@ import os
 import statistics
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import httpx
@@ -42,6 +45,7 @@ VIEWS = [
 @dataclass
 class ThroughputRow:
     patches: int
+    writers: int
     target_per_s: float
     achieved_patch_per_s: float
     triple_changes_per_s: float
@@ -51,15 +55,19 @@ class ThroughputRow:
     equal: bool  # every view equals its from-scratch evaluation at the end
 
 
-def _patch(i: int, size: int = 4) -> str:
+def _patch(i: int, size: int = 4, writer: int = 0) -> str:
     """Every PATCH inserts ``size`` triples (a multiple of 4) and deletes
-    those of 8 PATCHes ago."""
+    those of its writer's PATCH 8 before; the triples of two writers are
+    disjoint (the first writer's names are the bench's from before writers)."""
+    def name(x: int) -> str:
+        return f":s{x}" if writer == 0 else f":w{writer}s{x}"
+
     def triples(j: int) -> str:
         out = []
         for g in range(j * size // 4, (j + 1) * size // 4):
-            s = f":s{g % 200}"
-            out.append(f"{s} :p {g % 10} . {s} :q :s{(g * 7) % 200} . {s} :r {g % 9} . "
-                       f":s{g} :p :s{g % 50} .")
+            s = name(g % 200)
+            out.append(f"{s} :p {g % 10} . {s} :q {name((g * 7) % 200)} . {s} :r {g % 9} . "
+                       f"{name(g)} :p {name(g % 50)} .")
         return " ".join(out)
     delete = f"DELETE DATA {{ {triples(i - 8)} }} ;\n" if i >= 8 else ""
     return EX + delete + f"INSERT DATA {{ {triples(i)} }}"
@@ -69,7 +77,7 @@ READY_WITHIN = 120.0  # seconds the views have to be ready before the stream
 
 
 def run(server_url: str, patches: int = 500, rate: float = 50.0,
-        worker_processes: int = 1, size: int = 4) -> ThroughputRow:
+        worker_processes: int = 1, size: int = 4, writers: int = 1) -> ThroughputRow:
     """The API process serves only; maintenance runs in ``worker_processes``
     `podviews worker` processes beside it (the compose and Helm shape: on
     one process the workers' Python competes with the API's for the GIL)."""
@@ -80,7 +88,7 @@ def run(server_url: str, patches: int = 500, rate: float = 50.0,
     with open(server_log, "wb") as log, serving(env, log) as base, \
             working(env, worker_processes, log):
         owner, consumer, views = _setup(base)
-        row = _stream(owner, consumer, views, patches, rate, size)
+        row = _stream(owner, consumer, views, patches, rate, size, writers)
     engine = sa.create_engine(url)
     with engine.connect() as c:
         row.equal = all(differ == 0 for _, _, differ in verify.consistency(c))
@@ -115,8 +123,9 @@ def _setup(base: str) -> tuple[httpx.Client, httpx.Client, list[str]]:
 
 
 def _stream(owner: httpx.Client, consumer: httpx.Client, views: list[str], patches: int,
-            rate: float, size: int) -> ThroughputRow:
+            rate: float, size: int, writers: int) -> ThroughputRow:
     freshness: list[float] = []
+    seqs: list[int] = []
     lock = threading.Lock()
 
     def watch(view: str, seq: int, accepted: float) -> None:
@@ -125,26 +134,36 @@ def _stream(owner: httpx.Client, consumer: httpx.Client, views: list[str], patch
         with lock:
             freshness.append((time.perf_counter() - accepted) * 1000)
 
-    start = time.perf_counter()
-    last = 0
-    with ThreadPoolExecutor(max_workers=16) as pool:
-        futures = []
-        for i in range(patches):
-            due = start + i / rate
-            time.sleep(max(0.0, due - time.perf_counter()))
-            r = owner.patch("/pods/stream/data", content=_patch(i, size),
+    def write(writer: int) -> None:
+        """PATCH number n of the stream is writer n % writers's, due at n / rate."""
+        for n in range(writer, patches, writers):
+            time.sleep(max(0.0, start + n / rate - time.perf_counter()))
+            r = owner.patch(f"/pods/stream/data{writer or ''}",
+                            content=_patch(n // writers, size, writer),
                             headers={"content-type": "application/sparql-update"})
             r.raise_for_status()
             accepted = time.perf_counter()
-            last = int(r.headers["podviews-seq"])
-            futures.append(pool.submit(watch, views[i % len(views)], last, accepted))
-        sent = time.perf_counter() - start
-        for f in futures:
+            seq = int(r.headers["podviews-seq"])
+            with lock:
+                seqs.append(seq)
+            watched.append(pool.submit(watch, views[n % len(views)], seq, accepted))
+
+    watched: list[Future[None]] = []
+    with ThreadPoolExecutor(max_workers=16) as pool, \
+            ThreadPoolExecutor(max_workers=writers) as clients:
+        start = time.perf_counter()
+        for f in [clients.submit(write, w) for w in range(writers)]:
             f.result()
+        sent = time.perf_counter() - start
+        for f in watched:
+            f.result()
+    last = max(seqs)
     for view in views:  # every view has caught up with the last change
         consumer.get(f"{view}/results", params={"min_seq": last, "wait": 60}).raise_for_status()
     done = time.perf_counter() - start
-    changes = sum(size if i < 8 else 2 * size for i in range(patches))
+    # each writer's first 8 PATCHes only insert
+    changes = sum(size if n // writers < 8 else 2 * size for n in range(patches))
     q = statistics.quantiles(freshness, n=100)
-    return ThroughputRow(patches, rate, round(patches / sent, 1), round(changes / done, 1),
-                         round(statistics.median(freshness), 1), round(q[98], 1), round(done, 1), False)
+    return ThroughputRow(patches, writers, rate, round(patches / sent, 1),
+                         round(changes / done, 1), round(statistics.median(freshness), 1),
+                         round(q[98], 1), round(done, 1), False)
