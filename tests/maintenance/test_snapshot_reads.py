@@ -79,7 +79,8 @@ def test_readers_racing_a_writer_see_exactly_one_row_for_each_subject(migrated: 
     try:
         deadline = time.monotonic() + 4
         while time.monotonic() < deadline:
-            found = service.results(engine, admin, view)
+            found = service.read(engine, admin, view)
+            assert isinstance(found, service.Results), found
             subjects = [term_of(*r["s"]) for r in found.rows]
             assert subjects == [A], found.rows  # never 0 (between) nor 2 (both) rows
             seen.add("z" in found.rows[0])

@@ -12,10 +12,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
-from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 
-from server.api.auth import Principal
 from server.api.deps import Config, Db, Who
 from server.api.ldp.headers import storage_link
 from server.api.params import Id
@@ -64,10 +62,10 @@ async def view_results(view_id: Id, who: Who, db: Db, config: Config, request: R
     ``Link: rel="next"`` names the next page and ``Podviews-Total`` counts
     them all. Reading and rendering
     run in the thread pool, not on the event loop."""
-    await service.wait_until_current(db, who, view_id, min_seq, wait, request.app.state.notices)
-    media = request.headers.get("accept", "")
     size = min(limit or config.page_rows, config.page_rows)
-    page = await run_in_threadpool(_page, db, who, view_id, media, offset, size)
+    found = await service.read_when_current(db, who, view_id, min_seq, wait,
+                                            request.app.state.notices, offset, size)
+    page = await run_in_threadpool(_page, found, request.headers.get("accept", ""), offset, size)
     links = [storage_link(config.public_base + "/")]  # its subscription services (note 90)
     if offset + size < page.total:
         following = request.url.include_query_params(offset=offset + size, limit=size)
@@ -88,9 +86,8 @@ class _Page:
     total: int
 
 
-def _page(db: Engine, who: Principal, view_id: int, accept: str, offset: int,
-          size: int) -> _Page:
-    found = service.results(db, who, view_id, offset, size)
+def _page(found: service.Results, accept: str, offset: int, size: int) -> _Page:
+    """The page read, in the media type asked for."""
     if found.lines is not None:
         return _graph_page(found, accept, offset, size)
     media = _negotiate(accept)

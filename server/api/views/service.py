@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -170,23 +171,24 @@ def listing(engine: Engine, who: Principal) -> list[ViewOut]:
         return [_describe(c, v) for v in views_repo.views_of(c, who.agent)]
 
 
-async def wait_until_current(engine: Engine, who: Principal, view_id: int, min_seq: int,
-                             wait: float, notices: ViewNotices | None = None) -> None:
-    """Return once the view is ready and reflects every change up to
-    ``min_seq`` (read-your-writes); 503 with Retry-After, naming why, after
-    ``wait`` s. Each check is a short snapshot read in the thread pool;
-    between checks the request waits on the event loop, holding no thread,
+async def read_when_current(engine: Engine, who: Principal, view_id: int, min_seq: int,
+                            wait: float, notices: ViewNotices | None, offset: int = 0,
+                            size: int | None = None) -> Results:
+    """``read``'s page, once the view is ready and reflects every change up
+    to ``min_seq`` (read-your-writes); 503 with Retry-After, naming why,
+    after ``wait`` s. Each try is one snapshot read in the thread pool;
+    between tries the request waits on the event loop, holding no thread,
     until a job of the view ends (``notices``) or a short poll interval
     passes."""
     deadline = time.monotonic() + wait
     while True:
         seen = notices.generation(view_id) if notices is not None else 0
-        why = await run_in_threadpool(_not_current, engine, who, view_id, min_seq)
-        if why is None:
-            return
+        found = await run_in_threadpool(read, engine, who, view_id, min_seq, offset, size)
+        if isinstance(found, Results):
+            return found
         left = deadline - time.monotonic()
         if left <= 0:
-            raise NotReady(f"view {view_id} does not reflect change {min_seq} yet: {why}",
+            raise NotReady(f"view {view_id} does not reflect change {min_seq} yet: {found}",
                            {"Retry-After": "1"})
         if notices is not None:
             await notices.wait_async(view_id, seen, left)
@@ -194,31 +196,45 @@ async def wait_until_current(engine: Engine, who: Principal, view_id: int, min_s
             await asyncio.sleep(min(left, 0.02))
 
 
-CHECKS = threading.BoundedSemaphore(4)  # waits' checks at once: a burst of waiting
-# readers takes neither every pooled connection nor the GIL from /healthz
+READS = threading.BoundedSemaphore(4)  # snapshot reads at once: a burst of readers
+# takes neither every pooled connection nor the GIL from /healthz
 
 
-def _not_current(engine: Engine, who: Principal, view_id: int, min_seq: int) -> str | None:
-    """Why the view does not reflect change ``min_seq`` yet (None: it does);
-    409 for a view that failed or a change that does not exist."""
-    with CHECKS, catalog.snapshot(engine) as c:
+def read(engine: Engine, who: Principal, view_id: int, min_seq: int = 0, offset: int = 0,
+         size: int | None = None) -> Results | str:
+    """The view's solutions ``offset`` to ``offset + size`` (from ``offset``
+    on when ``size`` is None) if it reflects change ``min_seq``, else why
+    not — checked and read in one snapshot, so the answer is as of the
+    commit that was checked (a read took two before: one to check, one to
+    read). 409 for a view that failed or a change that does not exist."""
+    with READS, catalog.snapshot(engine) as c:
         v = row(c, who, view_id)
-        last = changes.last_seq(c)
-        if min_seq > last:
-            raise Conflict(f"there is no change {min_seq} yet (the last is {last})")
-        jobs = views_repo.unfinished_jobs(c, view_id)
-        if v.status == "failed" or any(j.status == "dead" for j in jobs):
-            errors = [j.last_error for j in jobs if j.last_error] + [v.status_note]
-            raise Conflict(f"view {view_id} failed: "
-                           f"{next((e for e in errors if e), 'see its jobs')}")
-        s = state(c, v)
-        if not s.current:
-            return f"it is {s.status}" + (f" ({s.note})" if s.note else "")
-        # Changes, grants and revocations up to min_seq all have their jobs
-        # enqueued by now (in the writer's transaction); once those are done
-        # the view reflects them.
-        behind = [j for j in jobs if j.seq is None or j.seq <= min_seq]
-        return f"{len(behind)} of its jobs are pending" if behind else None
+        why = _not_current(c, v, min_seq)
+        if why is not None:
+            return why
+        found = _fetch(c, v, offset, size)
+    return found if isinstance(found, Results) else found()
+
+
+def _not_current(c: Connection, v: Row, min_seq: int) -> str | None:
+    """Why the view ``v`` does not reflect change ``min_seq`` in ``c``'s
+    snapshot (None: it does); 409 for a view that failed or a change that
+    does not exist."""
+    last = changes.last_seq(c)
+    if min_seq > last:
+        raise Conflict(f"there is no change {min_seq} yet (the last is {last})")
+    jobs = views_repo.unfinished_jobs(c, v.id)
+    if v.status == "failed" or any(j.status == "dead" for j in jobs):
+        errors = [j.last_error for j in jobs if j.last_error] + [v.status_note]
+        raise Conflict(f"view {v.id} failed: {next((e for e in errors if e), 'see its jobs')}")
+    s = state(c, v)
+    if not s.current:
+        return f"it is {s.status}" + (f" ({s.note})" if s.note else "")
+    # Changes, grants and revocations up to min_seq all have their jobs
+    # enqueued by now (in the writer's transaction); once those are done
+    # the view reflects them.
+    behind = [j for j in jobs if j.seq is None or j.seq <= min_seq]
+    return f"{len(behind)} of its jobs are pending" if behind else None
 
 
 @dataclass(frozen=True)
@@ -235,36 +251,32 @@ class Results:
     total: int = 0  # the solutions (a CONSTRUCT's lines) in all
 
 
-def results(engine: Engine, who: Principal, view_id: int, offset: int = 0,
-            size: int | None = None) -> Results:
-    """The view's solutions ``offset`` to ``offset + size`` (from ``offset``
-    on when ``size`` is None), in one snapshot. A SELECT ordered by
-    variables or not at all is paged by Postgres (ORDER BY's order by the
-    terms' sort keys, else term ids; then its OFFSET and LIMIT) and only
-    the page is decoded (``catalog.page``); the others are evaluated whole
-    (ordered, sliced: ``views.results.solutions``) and the page taken from
-    them."""
-    with catalog.snapshot(engine) as c:
-        v = row(c, who, view_id)
-        s = state(c, v)
-        if not s.current:
-            raise NotReady(f"view {view_id} is {s.status}" + (f": {s.note}" if s.note else ""),
-                           {"Retry-After": "1"})
-        q = compiled(v.query).query
-        by = [(k.expr.name, k.descending) for k in q.order if isinstance(k.expr, A.Var)]
-        if q.form == "SELECT" and len(by) == len(q.order):  # ordered by variables, or not
-            rows, total = catalog.page(c, v, offset, size, by, q.offset, q.limit)
-            return Results(q.variables, rows, None, v.watermark, total=total)
-        current = catalog.results(c, v)
-    if q.form == "ASK":
-        return Results((), [], ask(current), v.watermark)
-    if q.form == "CONSTRUCT":
-        lines = fmt.ntriples(list(graph(q, current)))
-        return Results((), [], None, v.watermark, lines, len(lines))
-    every = solutions(q, current)
-    end = None if size is None else offset + size
-    page = [{v: fields_of(t) for v, t in r.items()} for r in every[offset:end]]
-    return Results(q.variables, page, None, v.watermark, total=len(every))
+def _fetch(c: Connection, v: Row, offset: int, size: int | None
+           ) -> Results | Callable[[], Results]:
+    """The page of the current view ``v`` in ``c``'s snapshot. A SELECT
+    ordered by variables or not at all is paged by Postgres (ORDER BY's
+    order by the terms' sort keys, else term ids; then its OFFSET and
+    LIMIT) and only the page is decoded (``catalog.page``); the others are
+    read whole and evaluated (ordered, sliced: ``views.results.solutions``)
+    by the function returned, after the snapshot has ended."""
+    q = compiled(v.query).query
+    by = [(k.expr.name, k.descending) for k in q.order if isinstance(k.expr, A.Var)]
+    if q.form == "SELECT" and len(by) == len(q.order):  # ordered by variables, or not
+        rows, total = catalog.page(c, v, offset, size, by, q.offset, q.limit)
+        return Results(q.variables, rows, None, v.watermark, total=total)
+    current, watermark = catalog.results(c, v), int(v.watermark)
+
+    def evaluated() -> Results:
+        if q.form == "ASK":
+            return Results((), [], ask(current), watermark)
+        if q.form == "CONSTRUCT":
+            lines = fmt.ntriples(list(graph(q, current)))
+            return Results((), [], None, watermark, lines, len(lines))
+        every = solutions(q, current)
+        end = None if size is None else offset + size
+        page = [{x: fields_of(t) for x, t in r.items()} for r in every[offset:end]]
+        return Results(q.variables, page, None, watermark, total=len(every))
+    return evaluated
 
 
 def drop(engine: Engine, who: Principal, view_id: int) -> None:
