@@ -8,12 +8,14 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 import sqlalchemy as sa
 from rdflib import URIRef
 
 from server.api.auth import Principal
 from server.api.views import service
 from server.api.views.service import register_view
+from server.errors import Conflict
 from server.maintenance import jobs
 from storage import catalog, krel, pods, views_repo
 from tests.maintenance.test_pipeline import drain, setup
@@ -90,3 +92,25 @@ def test_readers_racing_a_writer_see_exactly_one_row_for_each_subject(migrated: 
         writer.join(30)
     assert not errors
     assert reads > 20 and seen == {True, False}  # the reads did see both states
+
+
+def test_a_read_answers_why_until_the_view_reflects_the_change(migrated: str) -> None:
+    """``service.read`` checks and reads in one snapshot: while a job of the
+    change is pending it answers why (no page), once the job has committed
+    it answers the page that reflects the change, and a change that does
+    not exist is a conflict."""
+    engine = sa.create_engine(migrated)
+    pod, view = _view(engine)
+    admin = Principal("admin")
+    with engine.begin() as c:
+        seq = pods.put_resource(c, pod, "z", {(A, Q, URIRef(EX + "z"))})
+    assert service.read(engine, admin, view, seq) == "1 of its jobs are pending"
+    before = service.read(engine, admin, view)  # no change asked for: the page as it is
+    assert isinstance(before, service.Results) and before.watermark < seq
+    assert [r.get("z") for r in before.rows] == [None]
+    drain(engine)
+    after = service.read(engine, admin, view, seq)
+    assert isinstance(after, service.Results) and after.watermark >= seq
+    assert [term_of(*r["z"]) for r in after.rows] == [URIRef(EX + "z")]
+    with pytest.raises(Conflict, match=f"no change {seq + 1} yet"):
+        service.read(engine, admin, view, seq + 1)

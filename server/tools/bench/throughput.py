@@ -6,9 +6,10 @@ reflects it (``GET …/results?min_seq=``), sampled on one view per PATCH in
 turn, p50 and p99. One writer sends its PATCHes one at a time, so its rate is
 bounded by a PATCH's latency; ``writers`` clients, each writing a document
 of its own in the pod (their triples disjoint) at an equal share of the
-rate, measure what the server sustains under concurrent writes. The views are ready (backfilled, the consent applied,
-nothing pending) before the first PATCH: freshness is the maintenance of a
-stream, not ten backfills racing its first second (design note 144)."""
+rate, measure what the server sustains under concurrent writes (design note
+187). The views are ready (backfilled, the consent applied, nothing
+pending) before the first PATCH: freshness is the maintenance of a stream,
+not ten backfills racing its first second (design note 144)."""
 
 from __future__ import annotations
 
