@@ -53,6 +53,16 @@ class Agent(Base):
     __table_args__ = (CheckConstraint("role IN ('owner', 'consumer')", name="role"),)
 
 
+class DpopProof(Base):
+    """A DPoP proof used (its key's thumbprint and ``jti``, hashed) until it
+    expires: every API process refuses it a second time (RFC 9449 §11.1;
+    migration 0034)."""
+
+    __tablename__ = "dpop_proofs"
+    digest: Mapped[bytes] = mapped_column(LargeBinary, primary_key=True)
+    expires: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
 class Pod(Base):
     __tablename__ = "pods"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)

@@ -18,6 +18,7 @@ from fastapi import Request
 from server.api.solid_oidc import InvalidToken, Verifier
 from server.errors import Forbidden, Unauthorized
 from storage import db, pods
+from storage.proofs import Proofs
 
 
 @dataclass(frozen=True)
@@ -92,10 +93,11 @@ def _solid_oidc(request: Request, token: str) -> Principal:
     if not proof:
         raise InvalidToken("a DPoP access token needs a DPoP proof header", "invalid_dpop_proof")
     settings = request.app.state.settings
-    with _ONE_VERIFIER:  # one per app: one memory of the proofs seen
+    with _ONE_VERIFIER:  # one per app: one cache of profiles and keys
         verifier = getattr(request.app.state, "solid_oidc", None)
         if verifier is None:
-            verifier = request.app.state.solid_oidc = Verifier(settings)
+            verifier = request.app.state.solid_oidc = Verifier(
+                settings, Proofs(request.app.state.engine).first_use)
     raw = request.scope.get("raw_path") or request.url.path.encode()
     url = settings.public_base + raw.decode("latin-1")  # as the client addressed it
     webid = verifier.webid(token, proof.strip(), request.method, url)

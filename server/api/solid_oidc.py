@@ -10,7 +10,8 @@ trusted for that WebID when the WebID's profile names it
 Every refusal is ``InvalidToken`` (401) with a ``WWW-Authenticate`` naming
 the problem. JOSE is joserfc's; nothing here parses or signs a JWT by hand.
 Profiles' issuers and issuers' keys are fetched bounded (``fetch``) and
-kept ``oidc_cache_seconds``; proofs' ``jti`` are kept ``dpop_max_age``."""
+kept ``oidc_cache_seconds``; proofs used are remembered ``dpop_max_age``
+by every API process at once (``storage.proofs``)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,6 @@ ALGORITHMS = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS
               "PS512", "EdDSA")  # asymmetric only: never none, never a shared secret
 OIDC_ISSUER = URIRef("http://www.w3.org/ns/solid/terms#oidcIssuer")
 MAX_CACHED = 1024  # profiles' issuers, issuers' keys (each)
-MAX_PROOFS = 200_000  # proofs' jti remembered (a proof's lifetime)
 _CLOCK_SKEW = 5  # seconds a proof's iat may lie in the future
 
 
@@ -113,28 +113,34 @@ def _header(token: str, what: str) -> dict[str, Any]:
 class Verifier:
     """Verifies DPoP-bound Solid-OIDC access tokens; keeps what it fetched."""
 
-    def __init__(self, settings: Settings,
+    def __init__(self, settings: Settings, first_use: Callable[[str, float], bool],
                  fetcher: Callable[[str, str], tuple[str, bytes]] | None = None) -> None:
+        """``first_use(proof, seconds)`` remembers a proof (its key's
+        thumbprint and jti) that long, False when it was used before
+        (``storage.proofs.Proofs.first_use``)."""
         self.settings = settings
+        self._first_use = first_use
         self._fetch = fetcher or (lambda url, accept: fetch(
             url, accept, settings.oidc_fetch_timeout, settings.oidc_fetch_max_bytes,
             settings.oidc_fetch_private))
         self._issuers = _Expiring(settings.oidc_cache_seconds)  # WebID -> its issuers
         self._keys = _Expiring(settings.oidc_cache_seconds)  # issuer -> KeySet
-        self._seen = _Expiring(settings.dpop_max_age + _CLOCK_SKEW, MAX_PROOFS)  # jti
 
     def webid(self, token: str, proof: str, method: str, url: str) -> str:
         """The WebID that the token names, once token and proof hold."""
-        jkt = self._proof(proof, method, url, token)
+        jkt, jti = self._proof(proof, method, url, token)
         claims = self._token(token)
         cnf = claims.get("cnf")
         if not isinstance(cnf, dict) or cnf.get("jkt") != jkt:
             raise InvalidToken("the DPoP proof's key is not the one the access token is bound "
                                "to (cnf.jkt)")
+        # remembered last: only a proof for a valid token is stored
+        if not self._first_use(f"{jkt} {jti}", self.settings.dpop_max_age + _CLOCK_SKEW):
+            raise _proof_error("the DPoP proof was used before (jti replayed)")
         return str(claims["webid"])
 
-    def _proof(self, proof: str, method: str, url: str, token: str) -> str:
-        """The proof's key's thumbprint, once the proof holds."""
+    def _proof(self, proof: str, method: str, url: str, token: str) -> tuple[str, str]:
+        """The proof's key's thumbprint and its jti, once the proof holds."""
         header = _header(proof, "DPoP proof")
         if header.get("typ") != "dpop+jwt":
             raise _proof_error("the DPoP proof's typ is not dpop+jwt")
@@ -167,9 +173,7 @@ class Verifier:
         jti = claims.get("jti")
         if not isinstance(jti, str) or not jti:
             raise _proof_error("the DPoP proof has no jti")
-        if not self._seen.put(f"{key.thumbprint()} {jti}", True):
-            raise _proof_error("the DPoP proof was used before (jti replayed)")
-        return key.thumbprint()
+        return key.thumbprint(), jti
 
     def _token(self, token: str) -> dict[str, Any]:
         """The access token's claims, once its issuer is trusted for its WebID

@@ -10,9 +10,14 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import sqlalchemy as sa
+from fastapi.testclient import TestClient
 from joserfc.jwk import ECKey
 
 from server.api.fetch import FetchError, fetch
+from server.app import create_app
+from storage import proofs
+from storage.proofs import Proofs
 from tests.api.api_helpers import TURTLE, World, world
 from tests.api.oidc_issuer import Issuer, ath, issuer, proof, unsigned
 from tests.conftest import scratch_database
@@ -116,6 +121,47 @@ def test_attacks_are_refused_naming_the_problem(oidc: tuple[World, Issuer]) -> N
     _refused(w, {"authorization": f"DPoP {good}"}, "DPoP proof header")
     # and the bearer tokens still work
     assert _get(w, w.as_("owner")).status_code == 200
+
+
+def test_a_proof_used_on_one_api_process_is_refused_by_another(
+        oidc: tuple[World, Issuer]) -> None:
+    """Two apps over one database, as the Helm chart's two API replicas: a
+    proof replayed to the other is refused as a replay, and a fresh proof
+    logs in on either. Each app remembered its own proofs before."""
+    w, it = oidc
+    webid = it.profile("replica", it.iss)
+    key = ECKey.generate_key("P-256")
+    token = it.token(webid, key)
+    other = create_app(w.client.app.state.engine.url.render_as_string(hide_password=False),
+                       w.client.app.state.settings, workers=0)
+    with TestClient(other, base_url="http://pods.test") as second:
+        once = proof(key, "GET", DOC)
+        assert _get(w, _login(token, once)).status_code == 404  # logged in; no grant
+        r = second.get("/pods/alice/doc", headers=_login(token, once))
+        assert r.status_code == 401 and "replayed" in r.headers["www-authenticate"]
+        assert second.get("/pods/alice/doc", headers=_login(
+            token, proof(key, "GET", DOC))).status_code == 404
+        # a proof sent with a token that fails is not stored: only proofs of
+        # valid logins fill the memory, so a flood of bad tokens does not
+        unused = proof(key, "GET", DOC)
+        _refused(w, _login(it.token(webid, key, exp=time.time() - 10), unused), "expired")
+        assert second.get("/pods/alice/doc", headers=_login(token, unused)).status_code == 404
+
+
+def test_a_proof_is_remembered_until_it_expires(migrated: str) -> None:
+    """``storage.proofs``: a proof's first use is True, a second False while
+    it lives; once expired it is forgotten (and purged)."""
+    engine = sa.create_engine(migrated)
+    memory = Proofs(engine)
+    assert memory.first_use("k j1", 60) and not memory.first_use("k j1", 60)
+    assert memory.first_use("k j2", 0.2)
+    time.sleep(0.3)
+    memory._purged -= proofs.PURGE_EVERY  # the next use purges what expired
+    assert memory.first_use("k j2", 60)  # expired: a use like a first
+    with engine.connect() as c:
+        assert c.execute(sa.text("SELECT count(*) FROM dpop_proofs WHERE expires < now()")
+                         ).scalar_one() == 0
+    engine.dispose()
 
 
 def test_profile_and_key_fetches_are_bounded() -> None:
