@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -72,12 +72,15 @@ def serving(env: dict[str, str], log: IO[bytes] | None = None, inherit: bool = T
 
 
 @contextmanager
-def working(env: dict[str, str], count: int, log: IO[bytes] | None = None) -> Iterator[None]:
+def working(env: dict[str, str], count: int, log: IO[bytes] | None = None,
+            started: list[subprocess.Popen] | None = None) -> Iterator[None]:  # type: ignore[type-arg]
     """``count`` `podviews worker` processes with these PODVIEWS_* settings,
-    stopped (SIGTERM) on exit."""
+    stopped (SIGTERM) on exit; appended to ``started`` when given."""
     procs = [subprocess.Popen([sys.executable, "-m", "server.cli.main", "worker"],
                               env={**os.environ, **env}, stdout=log or subprocess.DEVNULL,
                               stderr=subprocess.STDOUT) for _ in range(count)]
+    if started is not None:
+        started.extend(procs)
     try:
         yield
     finally:
@@ -138,3 +141,20 @@ def rss_bytes(pid: int) -> int:
     except (OSError, StopIteration):
         return 0
     return total * 1024 + sum(rss_bytes(int(c)) for c in children)
+
+
+def cpu_seconds(pids: Iterable[int]) -> dict[int, float] | None:
+    """The CPU time (user and system, seconds) each of the processes
+    ``pids`` has used so far, from ``/proc``; a process gone is left out;
+    None where there is no ``/proc`` (not Linux)."""
+    if not os.path.isdir("/proc/self"):
+        return None
+    used = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        used[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return used

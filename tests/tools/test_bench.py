@@ -156,6 +156,9 @@ def test_throughput_stream_leaves_every_view_equal_to_scratch(pg_server: str) ->
     row = bench_throughput.run(pg_server, patches=20, rate=20, size=8, writers=2)
     assert row.equal
     assert row.patches == 20 and row.writers == 2 and row.freshness_p50_ms > 0
+    # where the cores went, read from /proc: every part did some work
+    shares = (row.cpu_api_pct, row.cpu_workers_pct, row.cpu_postgres_pct, row.cpu_bench_pct)
+    assert all(x is not None and x > 0 for x in shares), shares
 
 
 def test_throughput_writers_write_disjoint_triples() -> None:

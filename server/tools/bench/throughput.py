@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,7 +26,7 @@ import sqlalchemy as sa
 
 from server.maintenance import verify
 from server.tools.bench.pipeline import fresh_database
-from server.tools.process import serving, working
+from server.tools.process import cpu_seconds, serving, working
 
 ADMIN = "bench-admin-token"
 EX = "PREFIX : <http://ex/>\n"
@@ -54,6 +55,12 @@ class ThroughputRow:
     freshness_p99_ms: float
     caught_up_s: float
     equal: bool  # every view equals its from-scratch evaluation at the end
+    # % of one core each used over the stream (None without /proc): where
+    # the two cores go, so that a bound is read off the run (design note 187)
+    cpu_api_pct: float | None = None
+    cpu_workers_pct: float | None = None
+    cpu_postgres_pct: float | None = None  # the backends connected to the bench's database
+    cpu_bench_pct: float | None = None  # this process: the writers and the probes
 
 
 def _patch(i: int, size: int = 4, writer: int = 0) -> str:
@@ -86,15 +93,35 @@ def run(server_url: str, patches: int = 500, rate: float = 50.0,
     env = {"PODVIEWS_DATABASE_URL": url,
            "PODVIEWS_ADMIN_TOKEN": ADMIN, "PODVIEWS_EXECUTOR": "sql", "PODVIEWS_WORKERS": "0"}
     server_log = os.environ.get("PODVIEWS_BENCH_LOG", os.devnull)  # the server's own log
-    with open(server_log, "wb") as log, serving(env, log) as base, \
-            working(env, worker_processes, log):
-        owner, consumer, views = _setup(base)
-        row = _stream(owner, consumer, views, patches, rate, size, writers)
+    api: list[subprocess.Popen] = []  # type: ignore[type-arg]
+    workers: list[subprocess.Popen] = []  # type: ignore[type-arg]
     engine = sa.create_engine(url)
+    with open(server_log, "wb") as log, serving(env, log, started=api) as base, \
+            working(env, worker_processes, log, started=workers):
+        owner, consumer, views = _setup(base)
+        groups = {"api": [p.pid for p in api], "workers": [p.pid for p in workers],
+                  "postgres": _backends(engine), "bench": [os.getpid()]}
+        before = {k: cpu_seconds(pids) for k, pids in groups.items()}
+        row = _stream(owner, consumer, views, patches, rate, size, writers)
+        groups["postgres"] = sorted(set(groups["postgres"]) | set(_backends(engine)))
+        for k, pids in groups.items():
+            used, was = cpu_seconds(pids), before[k]
+            if used is not None and was is not None:  # a process gone meanwhile is left out
+                spent = sum(t - was.get(pid, 0.0) for pid, t in used.items())
+                setattr(row, f"cpu_{k}_pct", round(100 * spent / row.caught_up_s))
     with engine.connect() as c:
         row.equal = all(differ == 0 for _, _, differ in verify.consistency(c))
     engine.dispose()
     return row
+
+
+def _backends(engine: sa.Engine) -> list[int]:
+    """The Postgres backends connected to the bench's database (on this
+    machine: their CPU is read from /proc), this query's own left out."""
+    with engine.connect() as c:
+        return [int(pid) for pid in c.execute(sa.text(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()")).scalars()]
 
 
 def _setup(base: str) -> tuple[httpx.Client, httpx.Client, list[str]]:
