@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -143,18 +143,12 @@ def rss_bytes(pid: int) -> int:
     return total * 1024 + sum(rss_bytes(int(c)) for c in children)
 
 
-def cpu_seconds(pids: Iterable[int]) -> dict[int, float] | None:
-    """The CPU time (user and system, seconds) each of the processes
-    ``pids`` has used so far, from ``/proc``; a process gone is left out;
-    None where there is no ``/proc`` (not Linux)."""
-    if not os.path.isdir("/proc/self"):
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user and system, seconds) the process ``pid`` has used
+    so far, from ``/proc``; None for a process gone (or no ``/proc``: not
+    Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
         return None
-    used = {}
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        used[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-    return used
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime

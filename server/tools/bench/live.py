@@ -29,14 +29,13 @@ import queue
 import statistics
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import websockets
 
 from server.tools.bench.pipeline import fresh_database
 from server.tools.bench.throughput import _patch
-from server.tools.process import rss_bytes, serving, working
+from server.tools.process import cpu_seconds, rss_bytes, serving, working
 
 ADMIN = "bench-admin-token"
 RESOURCES = 8  # resources written in turn (_patch deletes the triples of 8 writes ago)
@@ -103,7 +102,7 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float, channe
             await asyncio.to_thread(ready.get, True, 600)
         during = rss_bytes(pid)
         committed: dict[int, float] = {}
-        cpu, clients = _cpu_seconds(pid), sum(_cpu_seconds(p.pid or 0) for p in procs)
+        cpu, clients = _cpu(pid), sum(_cpu(p.pid or 0) for p in procs)
         fanned = await _fanout_seconds(c)
         start = time.monotonic()
         slots: list[asyncio.Task[None] | None] = [None] * RESOURCES
@@ -122,10 +121,10 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float, channe
             got, order = await asyncio.to_thread(results.get, True, 600)
             received += got
             orders += order
-        cpu = _cpu_seconds(pid) - cpu
+        cpu = _cpu(pid) - cpu
         (spent, rounds), (spent0, rounds0) = await _fanout_seconds(c), fanned
         fanned = (spent - spent0, rounds - rounds0)
-        clients = sum(_cpu_seconds(p.pid or 0) for p in procs) - clients
+        clients = sum(_cpu(p.pid or 0) for p in procs) - clients
         for p in procs:
             p.join(10)
     # a job may cover several writes: a write is delivered by the first event at or after it
@@ -178,13 +177,8 @@ def _spreads(received: list[dict[int, float]]) -> list[float]:
             for s in seqs]
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User and system CPU time of a process so far (Linux /proc)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def _cpu(pid: int) -> float:
+    return cpu_seconds(pid) or 0.0  # a process gone has no more to count
 
 
 def _group(base: str, view: str, who: dict[str, str], n: int, channel: str,

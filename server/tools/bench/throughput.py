@@ -101,13 +101,14 @@ def run(server_url: str, patches: int = 500, rate: float = 50.0,
         owner, consumer, views = _setup(base)
         groups = {"api": [p.pid for p in api], "workers": [p.pid for p in workers],
                   "postgres": _backends(engine), "bench": [os.getpid()]}
-        before = {k: cpu_seconds(pids) for k, pids in groups.items()}
+        before = {pid: cpu_seconds(pid) for pids in groups.values() for pid in pids}
         row = _stream(owner, consumer, views, patches, rate, size, writers)
         groups["postgres"] = sorted(set(groups["postgres"]) | set(_backends(engine)))
         for k, pids in groups.items():
-            used, was = cpu_seconds(pids), before[k]
-            if used is not None and was is not None:  # a process gone meanwhile is left out
-                spent = sum(t - was.get(pid, 0.0) for pid, t in used.items())
+            # a process gone meanwhile is left out; a backend new since counts from 0
+            used = {pid: t for pid in pids if (t := cpu_seconds(pid)) is not None}
+            if used:
+                spent = sum(t - (before.get(pid) or 0.0) for pid, t in used.items())
                 setattr(row, f"cpu_{k}_pct", round(100 * spent / row.caught_up_s))
     with engine.connect() as c:
         row.equal = all(differ == 0 for _, _, differ in verify.consistency(c))
