@@ -179,6 +179,23 @@ def test_stars_probed_with_the_centre_as_an_object_too(
             check_case(case, InPipeline(cases_engine, case, SQL))
 
 
+def test_a_star_probed_where_one_pattern_changes_twice_at_one_centre(
+        cases_engine: sa.Engine) -> None:
+    """Batches whose triples of ΔG all match one pattern of the star, two
+    of them at one centre (inserted together, then deleted together): the
+    centre is one key, its mappings counted once (seed 12866 found them
+    counted twice: results of −1, each removal in the feed twice)."""
+    a, d = IRIS[0], IRIS[3]
+    p, q = PREDICATES
+    triples = ((d, p, Literal(1)), (d, q, Literal(1)), (d, p, a), (a, q, d))
+    batches = (((1, 1), (3, 1)), ((0, 1), (2, 1)), ((2, -1), (0, -1)), ((0, 1), (2, 1), (1, -1)))
+    with probing():
+        for pattern in ("?s :p ?o . ?s :q ?w", "?s :p ?o . ?s :q ?w FILTER(?o != ?w)"):
+            case = Case(pool=(Literal(1),), triples=triples, batches=batches,
+                        query=f"SELECT * WHERE {{ {pattern} }}")
+            check_case(case, InPipeline(cases_engine, case, SQL))
+
+
 @contextlib.contextmanager
 def probing() -> Iterator[None]:
     """Every batch's keys read by index probes (``run.probed``), however

@@ -463,9 +463,11 @@ class Renderer:
         return self.summed(n, selects)
 
     def key(self, tp: A.TriplePattern, centre: str) -> str:
-        """The values ``centre`` takes in ΔG's triples matching ``tp``."""
+        """The values ``centre`` takes in ΔG's triples matching ``tp``, each
+        once: ``star_scan`` joins them (two triples of ΔG with one subject
+        counted its mappings twice where one pattern alone changed)."""
         j = join([self.triple(tp, "delta")])
-        return (f"SELECT {j.cols[centre]} AS h FROM {j.from_}"
+        return (f"SELECT DISTINCT {j.cols[centre]} AS h FROM {j.from_}"
                 + (f" WHERE {' AND '.join(j.where)}" if j.where else ""))
 
     def hub_scan(self, n: P.Scan) -> str | None:
