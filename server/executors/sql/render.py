@@ -463,11 +463,10 @@ class Renderer:
         return self.summed(n, selects)
 
     def key(self, tp: A.TriplePattern, centre: str) -> str:
-        """The values ``centre`` takes in ΔG's triples matching ``tp``, each
-        once: ``star_scan`` joins them (two triples of ΔG with one subject
-        counted its mappings twice where one pattern alone changed)."""
+        """The values ``centre`` takes in ΔG's triples matching ``tp`` (one
+        per triple: ``candidates`` makes the keys of several patterns a set)."""
         j = join([self.triple(tp, "delta")])
-        return (f"SELECT DISTINCT {j.cols[centre]} AS h FROM {j.from_}"
+        return (f"SELECT {j.cols[centre]} AS h FROM {j.from_}"
                 + (f" WHERE {' AND '.join(j.where)}" if j.where else ""))
 
     def hub_scan(self, n: P.Scan) -> str | None:
@@ -496,7 +495,7 @@ class Renderer:
         joins each: a smaller statement, planned and started faster
         (design note 177)."""
         k = self.alias("k")
-        keys = Item(f"({' UNION '.join(self.key(tp, centre) for tp in changed)}) AS {k}",
+        keys = Item(f"({candidates([self.key(tp, centre) for tp in changed])}) AS {k}",
                     {centre: f"{k}.h"}, frozenset({centre}))
         items = connected([], [self.reached_by(tp, {centre: f"{k}.h"}) for tp in n.triples],
                           [centre])
@@ -1134,7 +1133,7 @@ def reach(r: Renderer) -> str | None:
     mapping it joins is 1 − 1, dropped."""
     if not r.reaching:
         return None
-    keys = " UNION ".join(r.keys) or f"SELECT {NULL} AS h"
+    keys = candidates(r.keys) if r.keys else f"SELECT {NULL} AS h"
     parts = []
     for centre, tp in dict.fromkeys(r.reached):
         slots = list(zip("spo", (tp.s, tp.p, tp.o)))
@@ -1142,7 +1141,7 @@ def reach(r: Renderer) -> str | None:
         conds = [f"t.pod_id = ANY({PODS})", f"t.{at} IN (SELECT h FROM keys)",
                  *(f"t.{pos} = {r.term(x)}" for pos, x in slots if not A.is_var(x))]
         parts.append(f"SELECT t.s, t.p, t.o FROM pod_triples t WHERE {' AND '.join(conds)}")
-    reached = " UNION ".join(parts) or "SELECT s, p, o FROM pod_triples WHERE false"
+    reached = candidates(parts) if parts else "SELECT s, p, o FROM pod_triples WHERE false"
     return (f"WITH keys AS ({keys}) SELECT g.s, g.p, g.o, 1 AS kn, CASE WHEN {inserted('g')} "
             f"THEN 0 ELSE 1 END AS ko FROM ({reached}) AS g UNION ALL "
             f"SELECT d.s, d.p, d.o, 0, 1 FROM {DG} d WHERE d.sign < 0")
@@ -1170,11 +1169,13 @@ def summing(plan: P.Plan) -> set[str]:
 
 
 def candidates(parts: Sequence[str]) -> str:
-    """The mappings the selects ``parts`` name, each once: UNION removes
+    """The rows the selects ``parts`` name, each once: UNION removes
     duplicates only between two selects, and one select alone (a batch that
-    changes one side only) repeats a mapping that several changed rows match
+    changes one side only) repeats a row that several changed rows match
     (W3C negation/subset-03: two right mappings of one left one, whose ΔQ then
-    held it twice)."""
+    held it twice; a probed star's keys, two triples of ΔG at one centre
+    under its one changed pattern, which counted the centre's mappings twice:
+    design note 191)."""
     if len(parts) == 1:
         return f"SELECT DISTINCT * FROM ({parts[0]}) AS u"
     return " UNION ".join(parts)
