@@ -10,22 +10,10 @@ import sqlalchemy as sa
 from rdflib import URIRef
 
 from storage import pods
-from tests.plans import plan_nodes
+from tests.plans import index_only_scans
 
 # transaction ids share the commit log's LSN in groups of this many (clog.c)
 GROUP = 32
-
-
-def _heap_fetches(c: sa.Connection, pod: int) -> list[int]:
-    """Heap pages an index-only scan of the pod's triples fetched."""
-    c.execute(sa.text("SET LOCAL enable_seqscan = off"))
-    c.execute(sa.text("SET LOCAL enable_bitmapscan = off"))
-    plan = c.execute(sa.text(
-        "EXPLAIN (ANALYZE, FORMAT JSON) SELECT p, o, s FROM pod_triples "
-        "WHERE pod_id = :pod AND p > 0"), {"pod": pod}).scalar_one()
-    scans = [n for n in plan_nodes(plan[0]["Plan"]) if n["Node Type"] == "Index Only Scan"]
-    assert scans
-    return [n["Heap Fetches"] for n in scans]
 
 
 def test_a_load_is_settled_though_a_neighbour_commits_asynchronously(migrated: str,
@@ -60,7 +48,8 @@ def test_a_load_is_settled_though_a_neighbour_commits_asynchronously(migrated: s
                  URIRef(f"http://ex/o{i % 7}")) for i in range(2000)})
         assert not neighbour.in_transaction()
         with engine.connect() as c:
-            assert all(f == 0 for f in _heap_fetches(c, pod)), (round_, neighbours, ours)
+            scans = index_only_scans(c, pod)
+            assert scans and all(n["Heap Fetches"] == 0 for n in scans), (round_, neighbours, ours)
         trapped += neighbours // GROUP == ours // GROUP
         if trapped == 5:
             break
