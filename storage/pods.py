@@ -210,8 +210,8 @@ def put_description(conn: Connection, pod: int, rid: int, triples: Iterable[Trip
     return record_change(conn, pod, rid, after - before, before - after)
 
 
-def patch_description(conn: Connection, pod: int, rid: int, inserts: Iterable[Triple],
-                      deletes: Iterable[Triple]) -> int:
+def patch_description(conn: Connection, pod: int, rid: int, inserts: Iterable[Triple] | TermTable,
+                      deletes: Iterable[Triple] | TermTable) -> int:
     ins, dels = _encode(conn, inserts, deletes)
     present = _present(conn, rid, ins | dels)
     return record_change(conn, pod, rid, ins - present, dels & present)
@@ -228,8 +228,8 @@ def _present(conn: Connection, rid: int, ids: set[IdTriple]) -> set[IdTriple]:
         "AND q.s = x.s AND q.p = x.p AND q.o = x.o"), {"r": rid, **columns(ids, SPO)})}
 
 
-def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Triple],
-                   deletes: Iterable[Triple], content_type: str = "text/turtle",
+def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Triple] | TermTable,
+                   deletes: Iterable[Triple] | TermTable, content_type: str = "text/turtle",
                    held: bool = False) -> int:
     """Make ``inserts`` present in the resource at ``path`` (created if
     absent) and ``deletes`` absent; the change's sequence number. Only these

@@ -57,6 +57,15 @@ class TermTable:
         rows = {tuple(at.setdefault(x, len(at)) for x in t) for t in triples}
         return TermTable([fields_of(t) for t in at], list(rows))  # type: ignore[arg-type]
 
+    @staticmethod
+    def taking(terms: Sequence[TermFields], triples: Iterable[Position]) -> TermTable:
+        """The table of ``triples`` (positions in ``terms``), holding only
+        the terms they use."""
+        at: dict[int, int] = {}
+        rows = [(at.setdefault(s, len(at)), at.setdefault(p, len(at)), at.setdefault(o, len(at)))
+                for s, p, o in triples]
+        return TermTable([terms[i] for i in at], rows)
+
     def decoded(self) -> set[tuple[Identifier, Identifier, Identifier]]:
         """The triples, as rdflib terms."""
         terms = [term_of(*f) for f in self.terms]

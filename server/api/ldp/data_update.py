@@ -4,7 +4,9 @@ rdflib's SPARQL grammar: each block is found by a small scanner and parsed as
 Turtle (the same triple syntax) by pyoxigraph's parser. 800 triples: ~9 ms,
 against ~80 ms through rdflib's Turtle parser; a small update: ~0.7 ms against
 ~8 ms through rdflib's SPARQL parser. A term met again in a block is made
-once (the throughput bench's 250 + 250 triples: 3.8 → 2.0 ms). Anything
+once (the throughput bench's 250 + 250 triples: 3.8 → 2.0 ms), and the
+triples stay a table of dictionary fields (``TermTable``) all the way to
+the write, which interns them (no rdflib term is made: design note 192). Anything
 else — BASE, GRAPH, blank node labels, WHERE clauses, a language tag with
 capitals, a block Turtle rejects — answers None and the update goes through
 the full parser, which also words the errors."""
@@ -16,9 +18,11 @@ import re
 import pyoxigraph as ox
 from rdflib.term import BNode
 
-from server.api.ldp.rdf import Triple, table_of
+from server.api.ldp.rdf import table_of
+from storage.terms import TermTable
+from views.terms import KINDS
 
-Operation = tuple[int, set[Triple]]  # +1 INSERT DATA, -1 DELETE DATA
+Operation = tuple[int, TermTable]  # +1 INSERT DATA, -1 DELETE DATA
 
 _SPACE = re.compile(r"(?:\s+|#[^\n]*)*")
 _PREFIX = re.compile(r"PREFIX\s+((?:[A-Za-z][\w.-]*)?):\s*<([^<>\"{}|^`\\\s]*)>", re.IGNORECASE)
@@ -45,11 +49,11 @@ def operations(body: str, base: str) -> list[Operation] | None:
             return None
         end, closed = found
         # the last triple of a DATA block may go without the '.' Turtle wants
-        triples = _triples(body[m.end():end] + ("" if closed else "\n."), prefixes, base)
+        table = _table(body[m.end():end] + ("" if closed else "\n."), prefixes, base)
         sign = 1 if m[1].upper() == "INSERT" else -1
-        if triples is None or sign < 0 and any(isinstance(x, BNode) for t in triples for x in t):
+        if table is None or sign < 0 and any(f[0] == KINDS[BNode] for f in table.terms):
             return None  # DELETE DATA may not name blank nodes
-        out.append((sign, triples))
+        out.append((sign, table))
         pos = _skip(body, end + 1)
         if body.startswith(";", pos):
             pos = _skip(body, pos + 1)
@@ -113,9 +117,9 @@ def _string_end(text: str, i: int) -> int:
     return -1
 
 
-def _triples(block: str, prefixes: dict[str, str], base: str) -> set[Triple] | None:
+def _table(block: str, prefixes: dict[str, str], base: str) -> TermTable | None:
     doc = "".join(f"@prefix {p}: <{iri}> .\n" for p, iri in prefixes.items()) + block
     try:  # each term made once, as a resource's body is read (``rdf.table_of``)
-        return table_of(ox.parse(doc, ox.RdfFormat.TURTLE, base_iri=base)).decoded()
+        return table_of(ox.parse(doc, ox.RdfFormat.TURTLE, base_iri=base))
     except (SyntaxError, ValueError):  # the full parser words the error
         return None

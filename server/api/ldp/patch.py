@@ -18,7 +18,8 @@ from rdflib.term import BNode, Identifier, Node, Variable
 from server.api.ldp import data_update, offload
 from server.api.ldp.rdf import Triple
 from server.errors import BadRequest, Conflict, OverLimit
-from views import terms as _keeps_lexical_forms  # noqa: F401 - rdflib keeps lexical forms, here and in offload's processes
+from storage.terms import Position, TermTable
+from views.terms import TermFields  # rdflib keeps lexical forms (views.terms), offload's too
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
 
@@ -52,18 +53,20 @@ class Patched:
 @dataclass(frozen=True)
 class DataChange:
     """A patch that names its triples: present after it (``inserts``) or
-    absent (``deletes``), whatever the resource held. A write applies it
-    without reading the resource (``pods.patch_resource``)."""
+    absent (``deletes``), whatever the resource held, as tables of their
+    terms' dictionary fields (no rdflib term is made on the way: design note
+    192). A write applies it without reading the resource
+    (``pods.patch_resource``)."""
 
-    inserts: frozenset[Triple]
-    deletes: frozenset[Triple]
+    inserts: TermTable
+    deletes: TermTable
 
     def __call__(self, current: set[Triple]) -> set[Triple]:
-        return (current - self.deletes) | self.inserts
+        return (current - self.deletes.decoded()) | self.inserts.decoded()
 
     @property
     def modes(self) -> frozenset[str]:
-        return _needs(False, bool(self.inserts), bool(self.deletes))
+        return _needs(False, bool(self.inserts.triples), bool(self.deletes.triples))
 
 
 SOLID = Namespace("http://www.w3.org/ns/solid/terms#")
@@ -186,11 +189,14 @@ def sparql_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     plain = data_update.operations(body, base)
     if plain is None:
         return _rdflib_update(body, base, steps)
-    last: dict[Triple, int] = {}  # a triple's fate is its last operation's
-    for sign, triples in plain:
-        last.update(dict.fromkeys(triples, sign))
-    return DataChange(frozenset(t for t, s in last.items() if s > 0),
-                      frozenset(t for t, s in last.items() if s < 0))
+    at: dict[TermFields, int] = {}  # the operations' terms, each once
+    last: dict[Position, int] = {}  # a triple's fate is its last operation's
+    for sign, table in plain:
+        ids = [at.setdefault(f, len(at)) for f in table.terms]
+        last.update(dict.fromkeys([(ids[s], ids[p], ids[o]) for s, p, o in table.triples], sign))
+    terms = list(at)
+    return DataChange(*(TermTable.taking(terms, [t for t, s in last.items() if s == sign])
+                        for sign in (1, -1)))
 
 
 def _rdflib_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
