@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from rdflib.term import Identifier
 from sqlalchemy import Connection, Engine, text
 
-from storage import terms
+from storage import driver, terms
 from storage.arrays import columns, unnest
 from storage.changes import SPO, IdTriple, record_change
 from storage.terms import TermTable
@@ -223,9 +223,13 @@ def description_etag(conn: Connection, rid: int) -> str:
 
 
 def _present(conn: Connection, rid: int, ids: set[IdTriple]) -> set[IdTriple]:
-    return {(r.s, r.p, r.o) for r in conn.execute(text(
-        f"SELECT q.s, q.p, q.o FROM {unnest(SPO)} JOIN quads q ON q.resource_id = :r "
-        "AND q.s = x.s AND q.p = x.p AND q.o = x.o"), {"r": rid, **columns(ids, SPO)})}
+    """Those of ``ids`` the resource holds (rows read as plain tuples, the
+    statement prepared: 500 triples 2.7 → 1.1 ms, design note 192)."""
+    return set(driver.rows(conn, _PRESENT, {"r": rid, **columns(ids, SPO)}, named=False))
+
+
+_PRESENT = (f"SELECT q.s, q.p, q.o FROM {unnest(SPO)} JOIN quads q ON q.resource_id = :r "
+            "AND q.s = x.s AND q.p = x.p AND q.o = x.o")
 
 
 def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Triple] | TermTable,
@@ -281,8 +285,8 @@ def _encode(conn: Connection, *triple_sets: Iterable[Triple] | TermTable) -> lis
 
 
 def _content(conn: Connection, rid: int) -> set[IdTriple]:
-    return {(r.s, r.p, r.o) for r in conn.execute(
-        text("SELECT s, p, o FROM quads WHERE resource_id = :r"), {"r": rid})}
+    return set(driver.rows(conn, "SELECT s, p, o FROM quads WHERE resource_id = :r", {"r": rid},
+                           named=False))
 
 
 def change_delta(conn: Connection, seq: int) -> dict[Triple, int]:
