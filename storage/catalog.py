@@ -26,7 +26,7 @@ def snapshot(engine: Engine) -> Iterator[Connection]:
 
 def results(conn: Connection, view: Row) -> KSet:
     """The view's current K-set: its root node's rows, decoded."""
-    found = krel.rows_of(conn, krel.tables(conn, int(view.id)).get(view.root_node or "", {}))
+    found = krel.rows_of(conn, root_tables(view))
     names = terms.decode(conn, (x for variables, rows in found for r in rows
                                 for x in r[:len(variables)]))
     out: KSet = {}
@@ -52,7 +52,7 @@ def page(conn: Connection, view: Row, offset: int, size: int | None,
     order, design note 160), ties by each solution's bound variables and
     their keys in the variables' order; then sliced as the query's OFFSET
     (``skip``) and LIMIT (``limit``) say, the page taken from that slice."""
-    node = krel.tables(conn, int(view.id)).get(view.root_node or "", {})
+    node = root_tables(view)
     tables = sorted(node.values())
     if not tables:
         return [], 0
@@ -113,7 +113,13 @@ def _ordered(rows_sql: str, names: list[str], order: Sequence[tuple[str, bool]]
 
 def row_count(conn: Connection, view: Row) -> int:
     """The view's solutions counted with their multiplicities."""
-    return krel.count(conn, krel.tables(conn, int(view.id)).get(view.root_node or "", {}))
+    return krel.count(conn, root_tables(view))
+
+
+def root_tables(view: Row) -> krel.NodeTables:
+    """The tables of the view's root node, from its row (``tables``:
+    ``views_repo.view_row``'s and the claim's)."""
+    return krel.by_node(view.tables).get(view.root_node or "", {})
 
 
 def view_results(conn: Connection, view: int) -> KSet:

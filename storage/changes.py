@@ -187,10 +187,6 @@ def views_woken(conn: Connection, pod: int, predicates: set[int]) -> list[int]:
                                                              "preds": sorted(predicates)})]
 
 
-def last_seq(conn: Connection) -> int:
-    return int(conn.execute(text("SELECT coalesce(max(seq), 0) FROM changes")).scalar_one())
-
-
 def _of_predicates(preds: str) -> str:
     """A change triple ``ct`` with one of the predicates ``preds`` (an SQL
     expression of term ids; NULL: any)."""

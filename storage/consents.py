@@ -12,6 +12,12 @@ from sqlalchemy import Connection, Row, text
 READABLE = ("SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c "
              "ON c.id = cv.consent_id WHERE cv.view_id = {view} AND cv.granted_seq IS NOT NULL "
              "AND cv.revoked_seq IS NULL ORDER BY 1")
+# the pods whose consent is revoked but whose data the view's state still
+# holds (its revoke job has not applied yet): the view must not be read
+REVOKED_UNAPPLIED = ("SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c "
+                     "ON c.id = cv.consent_id WHERE cv.view_id = {view} "
+                     "AND c.revoked_at IS NOT NULL AND cv.granted_seq IS NOT NULL "
+                     "AND cv.revoked_seq IS NULL ORDER BY 1")
 # the pods whose consents in force reach the view, applied to it or not
 CONSENTED = ("SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c "
              "ON c.id = cv.consent_id WHERE cv.view_id = {view} AND c.revoked_at IS NULL "
@@ -108,13 +114,6 @@ def consented_pods(conn: Connection, consumer: int) -> list[int]:
         "AND revoked_at IS NULL ORDER BY 1"), {"c": consumer})]
 
 
-def revoked_unapplied(conn: Connection, view: int) -> list[int]:
-    """Pods whose consent is revoked but whose data the view's state still
-    holds (its revoke job has not applied yet): the view must not be read."""
-    return [int(r[0]) for r in conn.execute(text(
-        "SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
-        "WHERE cv.view_id = :v AND c.revoked_at IS NOT NULL AND cv.granted_seq IS NOT NULL "
-        "AND cv.revoked_seq IS NULL ORDER BY 1"), {"v": view})]
 
 
 def readable_pods(conn: Connection, view: int) -> list[int]:

@@ -61,6 +61,16 @@ def reading(engine: Engine, **options: Any) -> Iterator[Connection]:
         conn.commit()
 
 
+@contextmanager
+def looking_up(engine: Engine) -> Iterator[Connection]:
+    """A connection for one read of one statement, run on its own outside a
+    transaction (autocommit): no BEGIN and no COMMIT sent, two round trips
+    of four with the pool's ping (a request's agent by its token: design
+    note 192). Reads that must see one snapshot take ``reading``."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        yield conn
+
+
 TRANSIENT = ("40001", "40P01")  # serialization failure, deadlock detected
 
 

@@ -5,12 +5,12 @@ watermark, the plan its state was computed with), and dropping it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Row, text
 
 from storage import driver, feed, krel, queue
-from storage.consents import CONSENTED, READABLE, UNSETTLED
+from storage.consents import CONSENTED, READABLE, REVOKED_UNAPPLIED, UNSETTLED
 from storage.pods_graph import GRAPH_ROWS
 
 
@@ -49,6 +49,9 @@ _STAGES = f"j.kind = 'apply_changes' AND v.status = 'ready' AND v.placement = '{
 # The graph's table holds over twice the pages its statistics counted, and
 # over 8 (a graph no ANALYZE or VACUUM has counted yet counted none)
 _STALE = "pg_relation_size(oid) > 8192 * (2 * relpages + 8)"
+# The view's K-relation tables as rows of ``krel.by_node`` (a JSON array)
+_TABLES = ("(SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
+           "'[]') FROM krel_tables k WHERE k.view_id = v.id)")
 # ``claim_and_lock``'s statement: the same text for every job, built once
 _READABLE = READABLE.format(view="v.id")
 _CLAIM_AND_LOCK = (
@@ -64,8 +67,7 @@ _CLAIM_AND_LOCK = (
     f" ARRAY({_READABLE}) AS pods, ARRAY({CONSENTED.format(view='v.id')}) AS consented, "
     " EXISTS (SELECT 1 FROM consent_views cv JOIN consents c ON c.id = cv.consent_id "
     f"  WHERE cv.view_id = v.id AND {UNSETTLED}) AS unsettled, "
-    " (SELECT coalesce(json_agg(json_build_array(k.node, k.table_name, k.variables)), "
-    "   '[]') FROM krel_tables k WHERE k.view_id = v.id) AS tables, "
+    f" {_TABLES} AS tables, "
     f" CASE WHEN j.kind = 'apply_changes' AND (SELECT CAST(:weigh AS boolean)) THEN "
     f"{_BATCH.format(pods=_READABLE)} END "
     f"  AS batch, CASE WHEN {_STAGES} THEN podviews_delta_staged(ARRAY({_READABLE}), "
@@ -245,29 +247,52 @@ def place(conn: Connection, view: int, placement: str) -> None:
                  {"p": placement, "v": view})
 
 
+# A view's jobs not done yet, oldest first, as a JSON array of ``Pending``'s fields
+_UNFINISHED = ("(SELECT coalesce(json_agg(json_build_array(j.kind, j.status, j.last_error, "
+               "p.done, p.total, CAST(j.payload->>'seq' AS bigint)) ORDER BY j.id), '[]') "
+               "FROM jobs j LEFT JOIN job_progress p ON p.job_id = j.id "
+               "WHERE j.view_id = {view} AND j.status <> 'done')")
+# A view's row with what reading it needs, in one statement (one round trip,
+# one snapshot; a results read sent five: design note 192): ``unfinished``
+# (``pending`` reads it), ``revoked`` (the pods whose revocation its state has
+# not applied: it must not be read), ``tables`` (rows of ``krel.by_node``)
+# and ``last_seq`` (the last change's)
+_VIEW = (f"SELECT {_COLUMNS}, {_UNFINISHED.format(view='v.id')} AS unfinished, "
+         f"ARRAY({REVOKED_UNAPPLIED.format(view='v.id')}) AS revoked, {_TABLES} AS tables, "
+         "(SELECT coalesce(max(seq), 0) FROM changes) AS last_seq FROM views v ")
+
+
 def view_row(conn: Connection, view: int) -> Row | None:
-    return conn.execute(text(f"SELECT {_COLUMNS} FROM views v WHERE v.id = :v"),
-                        {"v": view}).one_or_none()
+    """The view's row (``_VIEW``'s columns), or None."""
+    return conn.execute(text(_VIEW + "WHERE v.id = :v"), {"v": view}).one_or_none()
 
 
 def views_of(conn: Connection, consumer: int) -> list[Row]:
-    return list(conn.execute(text(f"SELECT {_COLUMNS} FROM views v WHERE v.consumer_id = :c "
-                                  "ORDER BY v.id"), {"c": consumer}).all())
+    """The consumer's views' rows (``_VIEW``'s columns)."""
+    return list(conn.execute(text(_VIEW + "WHERE v.consumer_id = :c ORDER BY v.id"),
+                             {"c": consumer}).all())
 
 
 def ready_views(conn: Connection) -> list[Row]:
-    return list(conn.execute(text(f"SELECT {_COLUMNS} FROM views v WHERE v.status = 'ready' "
-                                  "ORDER BY v.id")).all())
+    """The ready views' rows (``_VIEW``'s columns)."""
+    return list(conn.execute(text(_VIEW + "WHERE v.status = 'ready' ORDER BY v.id")).all())
 
 
-def unfinished_jobs(conn: Connection, view: int) -> list[Row]:
-    """The view's jobs not done yet: (kind, status, last_error, done, total,
-    seq: the change-log position the job brings the view to, if any)."""
-    return list(conn.execute(text(
-        "SELECT j.kind, j.status, j.last_error, p.done, p.total, "
-        "CAST(j.payload->>'seq' AS bigint) AS seq FROM jobs j "
-        "LEFT JOIN job_progress p ON p.job_id = j.id "
-        "WHERE j.view_id = :v AND j.status <> 'done' ORDER BY j.id"), {"v": view}).all())
+class Pending(NamedTuple):
+    """A job of a view not done yet."""
+
+    kind: str
+    status: str
+    last_error: str | None
+    done: int | None
+    total: int | None
+    seq: int | None  # the change-log position the job brings the view to, if any
+
+
+def pending(unfinished: Sequence[Sequence[Any]]) -> list[Pending]:
+    """A view row's ``unfinished`` jobs."""
+    return [Pending(*j) for j in unfinished]
+
 
 
 def drop_view(conn: Connection, view: int) -> None:

@@ -78,7 +78,7 @@ def _credentials(request: Request) -> Principal:
     token = token.strip()
     if hmac.compare_digest(token.encode(), request.app.state.settings.admin_token.encode()):
         return Principal("admin")
-    with db.reading(request.app.state.engine) as c:
+    with db.looking_up(request.app.state.engine) as c:
         row = pods.agent_by_token(c, token_hash(token))
     if row is None:
         raise Unauthorized("unknown bearer token")
@@ -101,7 +101,7 @@ def _solid_oidc(request: Request, token: str) -> Principal:
     raw = request.scope.get("raw_path") or request.url.path.encode()
     url = settings.public_base + raw.decode("latin-1")  # as the client addressed it
     webid = verifier.webid(token, proof.strip(), request.method, url)
-    with db.reading(request.app.state.engine) as c:
+    with db.looking_up(request.app.state.engine) as c:
         row = pods.agent_by_webid(c, webid)
     if row is None:
         return Principal(WEBID, None, webid)

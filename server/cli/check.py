@@ -58,8 +58,8 @@ def run_consistency(args: argparse.Namespace) -> int:
             time.sleep(0.2)
         with snapshot(engine) as conn:
             report = consistency(conn, settings(args).pods_base)
-            pending = {view: views_repo.unfinished_jobs(conn, view)
-                       for view, _, differ in report if differ is None}
+            pending = {view: views_repo.pending(row.unfinished) for view, _, differ in report
+                       if differ is None and (row := views_repo.view_row(conn, view)) is not None}
         engine.dispose()
     for view, name, differ in report:
         state = ("behind its pods' writes (jobs to run): not compared" if differ is None

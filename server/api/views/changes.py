@@ -62,7 +62,7 @@ def with_feed(c: Connection, who: Principal, view_id: int) -> tuple[Row, State]:
         raise Conflict(f"view {view_id}'s results are " + (
             "a boolean" if q.form == "ASK" else "sliced (LIMIT/OFFSET)") +
             ": they have no changes to follow; read its results")
-    return v, state(c, v)
+    return v, state(v)
 
 
 def read(engine: Engine, who: Principal, view_id: int, since: int | None, skip: int,

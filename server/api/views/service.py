@@ -24,7 +24,7 @@ from server.api.views.notices import ViewNotices
 from server.api.views.schemas import Progress, ViewIn, ViewOut
 from server.config import Settings
 from server.errors import BadRequest, Conflict, NotFound, NotReady, OverLimit
-from storage import catalog, changes, consents, pods_graph, queue, terms, views_repo
+from storage import catalog, consents, pods_graph, queue, terms, views_repo
 from storage.codec import Codec
 from views import algebra as A
 from views import cost, limits, relevance
@@ -134,14 +134,14 @@ class State:
         return self.status == "ready"
 
 
-def state(conn: Connection, v: Row) -> State:
-    """``v``'s state, read in ``conn``'s snapshot."""
+def state(v: Row) -> State:
+    """The state of ``v`` (``views_repo.view_row``'s row)."""
     if v.status != "ready":
         return State(v.status, v.status_note)
     if v.plan_fingerprint != compiled(v.query).plan.fingerprint:
         return State("rebuilding", "the engine's plan for this view changed; its state waits "
                                    "for a worker to rebuild it")
-    revoked = consents.revoked_unapplied(conn, v.id)
+    revoked = v.revoked
     if revoked:
         return State("revoking", f"consent for {len(revoked)} pod(s) was revoked; the view is "
                                  "withheld until a worker has removed their data")
@@ -154,9 +154,9 @@ def describe(engine: Engine, who: Principal, view_id: int) -> ViewOut:
 
 
 def _describe(conn: Connection, v: Row) -> ViewOut:
-    s = state(conn, v)
+    s = state(v)
     pending = [Progress(job=j.kind, status=j.status, done=j.done, total=j.total, error=j.last_error)
-               for j in views_repo.unfinished_jobs(conn, v.id)]
+               for j in views_repo.pending(v.unfinished)]
     return ViewOut(id=v.id, name=v.name, query=v.query, status=s.status, note=s.note,
                    watermark=v.watermark, rows=catalog.row_count(conn, v) if s.current else None,
                    plan=compiled(v.query).plan.explain(), placement=v.placement,
@@ -220,14 +220,14 @@ def _not_current(c: Connection, v: Row, min_seq: int) -> str | None:
     """Why the view ``v`` does not reflect change ``min_seq`` in ``c``'s
     snapshot (None: it does); 409 for a view that failed or a change that
     does not exist."""
-    last = changes.last_seq(c)
+    last = v.last_seq
     if min_seq > last:
         raise Conflict(f"there is no change {min_seq} yet (the last is {last})")
-    jobs = views_repo.unfinished_jobs(c, v.id)
+    jobs = views_repo.pending(v.unfinished)
     if v.status == "failed" or any(j.status == "dead" for j in jobs):
         errors = [j.last_error for j in jobs if j.last_error] + [v.status_note]
         raise Conflict(f"view {v.id} failed: {next((e for e in errors if e), 'see its jobs')}")
-    s = state(c, v)
+    s = state(v)
     if not s.current:
         return f"it is {s.status}" + (f" ({s.note})" if s.note else "")
     # Changes, grants and revocations up to min_seq all have their jobs
