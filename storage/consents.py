@@ -114,8 +114,6 @@ def consented_pods(conn: Connection, consumer: int) -> list[int]:
         "AND revoked_at IS NULL ORDER BY 1"), {"c": consumer})]
 
 
-
-
 def readable_pods(conn: Connection, view: int) -> list[int]:
     """Pods the view reads: consents whose grant has applied to it and whose
     revocation has not."""
