@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from sqlalchemy import Connection, Engine, Row, text
+from sqlalchemy import Connection, Engine, Row
 
-from storage import db, krel, terms, views_repo
+from storage import db, driver, krel, terms, views_repo
 from views.kset import KSet
 from views.sortkey import text_key
 from views.terms import TermFields
@@ -74,10 +74,11 @@ def page(conn: Connection, view: Row, offset: int, size: int | None,
     ends = [e for e in (None if size is None else start + size,
                         None if limit is None else skip + limit) if e is not None]
     end = min(ends) if ends else None
-    found = [] if end is not None and end <= start else conn.execute(text(
-        f"SELECT * FROM ({window}) AS w WHERE upto > :start"
-        + ("" if end is None else " AND upto - k < :end") + f" ORDER BY {', '.join(keys)}"),
-        {"start": start, "end": end}).all()
+    # prepared on the session (one text per view and bound), rows as tuples
+    found = [] if end is not None and end <= start else driver.rows(
+        conn, f"SELECT * FROM ({window}) AS w WHERE upto > :start"
+        + ("" if end is None else " AND upto - k < :end") + f" ORDER BY {', '.join(keys)}",
+        {"start": start, "end": end})
     every = int(found[0].total) if found else krel.count(conn, node)
     total = max(0, min(every - skip, every if limit is None else limit))
     decoded = terms.decode_fields(conn, (x for r in found for x in r[1:1 + len(names)]
