@@ -148,10 +148,12 @@ def _execute(spark: Any, views: dict[str, Any], steps: list[tuple[str, str]],
                 views[name] = frame
             return spark.sql(query).toArrow()
     finally:
+        # dependents first: dropping a cached relation makes Spark re-plan every
+        # cached relation that reads it and is not yet loaded (design note 193)
+        for frame in reversed(cached):
+            frame.unpersist()
         for name in views:
             spark.catalog.dropTempView(name)
-        for frame in cached:
-            frame.unpersist()
 
 
 def inlined(steps: list[tuple[str, str]], query: str) -> int:
