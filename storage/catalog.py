@@ -74,23 +74,33 @@ def page(conn: Connection, view: Row, offset: int, size: int | None,
     ends = [e for e in (None if size is None else start + size,
                         None if limit is None else skip + limit) if e is not None]
     end = min(ends) if ends else None
+    # the page's rows with their terms' dictionary fields, in one statement
     # prepared on the session (one text per view and bound), rows as tuples
+    fields = [f"x{j}.{f}" for j in range(len(names)) for f in _FIELDS]
+    # each a probe of the page's row (OFFSET 0 keeps the subquery a subquery:
+    # never a join of the whole dictionary, whatever the planner guesses)
+    joins = " ".join(f"LEFT JOIN LATERAL (SELECT {', '.join(_FIELDS)} FROM terms "
+                     f"WHERE id = w.v{j} OFFSET 0) AS x{j} ON true" for j in range(len(names)))
     found = [] if end is not None and end <= start else driver.rows(
-        conn, f"SELECT * FROM ({window}) AS w WHERE upto > :start"
-        + ("" if end is None else " AND upto - k < :end") + f" ORDER BY {', '.join(keys)}",
-        {"start": start, "end": end})
-    every = int(found[0].total) if found else krel.count(conn, node)
+        conn, f"SELECT {', '.join(['w.k', 'w.upto', 'w.total', *fields])} FROM ({window}) AS w "
+        f"{joins} WHERE w.upto > :start" + ("" if end is None else " AND w.upto - w.k < :end")
+        + f" ORDER BY {', '.join(f'w.{key}' for key in keys)}",
+        {"start": start, "end": end}, named=False)
+    every = int(found[0][2]) if found else krel.count(conn, node)
     total = max(0, min(every - skip, every if limit is None else limit))
-    decoded = terms.decode_fields(conn, (x for r in found for x in r[1:1 + len(names)]
-                                         if x is not None))
+    width = len(_FIELDS)
     rows: list[dict[str, TermFields]] = []
     for r in found:
-        k, upto = int(r.k), int(r.upto)
+        k, upto = int(r[0]), int(r[1])
         copies = min(upto, end if end is not None else upto) - max(upto - k, start)
-        mapping = {v: decoded[x] for v, x in zip(names, r[1:1 + len(names)], strict=True)
-                   if x is not None}
+        mapping = {v: (r[at], r[at + 1], r[at + 2], r[at + 3])
+                   for v, at in zip(names, range(3, 3 + width * len(names), width), strict=True)
+                   if r[at] is not None}
         rows.extend([mapping] * copies)  # one solution repeated: read, never changed
     return rows, total
+
+
+_FIELDS = ("kind", "lexical", "datatype", "lang")  # a term's dictionary fields (TermFields)
 
 
 def _ordered(rows_sql: str, names: list[str], order: Sequence[tuple[str, bool]]

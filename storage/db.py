@@ -63,10 +63,12 @@ def reading(engine: Engine, **options: Any) -> Iterator[Connection]:
 
 @contextmanager
 def looking_up(engine: Engine) -> Iterator[Connection]:
-    """A connection for one read of one statement, run on its own outside a
-    transaction (autocommit): no BEGIN and no COMMIT sent, two round trips
-    of four with the pool's ping (a request's agent by its token: design
-    note 192). Reads that must see one snapshot take ``reading``."""
+    """A connection for reads run outside a transaction (autocommit), each
+    statement on its own: no BEGIN and no COMMIT sent, two round trips of
+    four with the pool's ping for one statement (a request's agent by its
+    token: design note 192; a write's access asked before its body, which
+    the write asks again: note 193). Reads that must see one snapshot take
+    ``reading``."""
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         yield conn
 

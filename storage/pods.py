@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 
 from rdflib.term import Identifier
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, Row, text
 
 from storage import driver, terms
 from storage.arrays import columns, unnest
@@ -234,30 +234,34 @@ _PRESENT = (f"SELECT q.s, q.p, q.o FROM {unnest(SPO)} JOIN quads q ON q.resource
 
 def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Triple] | TermTable,
                    deletes: Iterable[Triple] | TermTable, content_type: str = "text/turtle",
-                   held: bool = False) -> int:
+                   held: Row | None = None) -> int:
     """Make ``inserts`` present in the resource at ``path`` (created if
     absent) and ``deletes`` absent; the change's sequence number. Only these
     triples are read, so the work follows the patch, not the resource. The
     ETag moves on from the old one by what changed (a new resource's is
-    ``put_resource``'s). ``held``: the caller holds the resource's row (it
-    exists, ``resource(…, lock=True)``), so its name is its own and its
-    containers stay: a container is deleted only empty, and this resource
-    is in it."""
-    if not held:
+    ``put_resource``'s). ``held``: the resource's row, which the caller holds
+    (``resource(…, lock=True)``), so its name is its own and its containers
+    stay (a container is deleted only empty, and this resource is in it),
+    and its id and ETag are known: one UPDATE ends the write (design note
+    193)."""
+    if held is None:
         ensure_containers(conn, pod, path)
     ins, dels = _encode(conn, inserts, deletes)
-    row = conn.execute(text(
+    row = held or conn.execute(text(
         "INSERT INTO resources (pod_id, path, etag, content_type) VALUES (:pod, :path, '', :ct) "
         "ON CONFLICT (pod_id, path) DO UPDATE SET updated_at = now() RETURNING id, etag"),
         {"pod": pod, "path": path, "ct": content_type}).one()
     rid = int(row.id)
     present = _present(conn, rid, ins | dels)
     inserted, deleted = ins - present, dels & present
+    etag = None
     if inserted or deleted or not row.etag:
         moved = repr(sorted(inserted)) if not row.etag else \
             f"{row.etag}+{sorted(inserted)}-{sorted(deleted)}"
-        conn.execute(text("UPDATE resources SET etag = :e WHERE id = :r"),
-                     {"e": hashlib.sha1(moved.encode()).hexdigest(), "r": rid})
+        etag = hashlib.sha1(moved.encode()).hexdigest()
+    if etag is not None or held is not None:  # a held row is dated here
+        conn.execute(text("UPDATE resources SET etag = coalesce(:e, etag), updated_at = now() "
+                          "WHERE id = :r"), {"e": etag, "r": rid})
     return record_change(conn, pod, rid, inserted, deleted)
 
 

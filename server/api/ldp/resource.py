@@ -93,8 +93,10 @@ def iri(base: str, pod_name: str, path: str) -> str:
 
 def authorize(engine: Engine, who: Principal, pod_name: str, path: str, mode: str) -> None:
     """The caller may ``mode`` this path (401/404 otherwise), asked before the
-    request's body is read."""
-    with db.reading(engine) as c:
+    request's body is read. Outside a transaction (``db.looking_up``): the
+    write asks again in its own, so this answer need not be one snapshot's
+    (design note 193)."""
+    with db.looking_up(engine) as c:
         target(c, who, "", pod_name, path, mode)
 
 

@@ -100,7 +100,7 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         _preconditions(state(c, t, row), if_match, if_none_match)
         if isinstance(change, DataChange):  # the resource itself is not read
             store = functools.partial(pods.patch_resource, c, t.pod.id, t.path, change.inserts,
-                                      change.deletes, held=row is not None)
+                                      change.deletes, held=row)
         elif isinstance(change, TermTable):  # a PUT's body: neither is the resource
             if t.is_container:
                 _no_containment(change)
