@@ -40,8 +40,12 @@ from storage import db
 log = logging.getLogger("podviews.driver")
 _DIALECT = PGDialect_psycopg(paramstyle="numeric_dollar")
 _TUPLES = psycopg.pq.ExecStatus.TUPLES_OK
-# a cursor per session, made once: a cursor's set-up was a tenth of the driver's time
-_cursors: weakref.WeakKeyDictionary[psycopg.Connection[Any], psycopg.RawCursor[Any]] = \
+# a cursor per session and row factory, made once: a cursor's set-up was a tenth of the
+# driver's time. Never one cursor whose factory changes: psycopg makes the new factory's
+# rows for the result the cursor holds, the last statement's, whose columns may be no
+# named tuple's (two named ``kind``: a results page's, design note 193)
+_cursors: weakref.WeakKeyDictionary[psycopg.Connection[Any],
+                                    dict[bool, psycopg.RawCursor[Any]]] = \
     weakref.WeakKeyDictionary()
 KEPT = 256  # statements psycopg keeps prepared on a session (its default: 100); the oldest go first
 
@@ -70,12 +74,11 @@ def rows(conn: Connection, sql: str, params: Mapping[str, Any] | None = None,
     statement, names = _native(sql)
     given = params or {}
     values = [given[name] for name in names]
-    cursor = _cursors.get(raw)
+    kept = _cursors.setdefault(raw, {})
+    cursor = kept.get(named)
     if cursor is None or cursor.closed:
-        cursor = _cursors[raw] = psycopg.RawCursor(raw, row_factory=namedtuple_row)
-    factory = namedtuple_row if named else tuple_row
-    if cursor.row_factory is not factory:
-        cursor.row_factory = factory
+        cursor = kept[named] = psycopg.RawCursor(
+            raw, row_factory=namedtuple_row if named else tuple_row)
     events = conn.dispatch
     for before in events.before_cursor_execute:
         before(conn, cursor, statement, values, None, False)
