@@ -247,7 +247,7 @@ def patch_resource(conn: Connection, pod: int, path: str, inserts: Iterable[Trip
     if held is None:
         ensure_containers(conn, pod, path)
     ins, dels = _encode(conn, inserts, deletes)
-    row = held or conn.execute(text(
+    row = held if held is not None else conn.execute(text(
         "INSERT INTO resources (pod_id, path, etag, content_type) VALUES (:pod, :path, '', :ct) "
         "ON CONFLICT (pod_id, path) DO UPDATE SET updated_at = now() RETURNING id, etag"),
         {"pod": pod, "path": path, "ct": content_type}).one()
