@@ -76,11 +76,10 @@ def page(conn: Connection, view: Row, offset: int, size: int | None,
     end = min(ends) if ends else None
     # the page's rows with their terms' dictionary fields, in one statement
     # prepared on the session (one text per view and bound), rows as tuples
-    fields = [f"x{j}.{f}" for j in range(len(names)) for f in _FIELDS]
-    # each a probe of the page's row (OFFSET 0 keeps the subquery a subquery:
-    # never a join of the whole dictionary, whatever the planner guesses)
-    joins = " ".join(f"LEFT JOIN LATERAL (SELECT {', '.join(_FIELDS)} FROM terms "
-                     f"WHERE id = w.v{j} OFFSET 0) AS x{j} ON true" for j in range(len(names)))
+    # (each a probe of the page's row: never a join of the whole dictionary)
+    fields = [f"x{j}.{f}" for j in range(len(names)) for f in terms.FIELDS]
+    joins = " ".join(f"LEFT JOIN LATERAL {terms.probe('id', f'w.v{j}', ', '.join(terms.FIELDS))} "
+                     f"AS x{j} ON true" for j in range(len(names)))
     found = [] if end is not None and end <= start else driver.rows(
         conn, f"SELECT {', '.join(['w.k', 'w.upto', 'w.total', *fields])} FROM ({window}) AS w "
         f"{joins} WHERE w.upto > :start" + ("" if end is None else " AND w.upto - w.k < :end")
@@ -88,7 +87,7 @@ def page(conn: Connection, view: Row, offset: int, size: int | None,
         {"start": start, "end": end}, named=False)
     every = int(found[0][2]) if found else krel.count(conn, node)
     total = max(0, min(every - skip, every if limit is None else limit))
-    width = len(_FIELDS)
+    width = len(terms.FIELDS)
     rows: list[dict[str, TermFields]] = []
     for r in found:
         k, upto = int(r[0]), int(r[1])
@@ -98,9 +97,6 @@ def page(conn: Connection, view: Row, offset: int, size: int | None,
                    if r[at] is not None}
         rows.extend([mapping] * copies)  # one solution repeated: read, never changed
     return rows, total
-
-
-_FIELDS = ("kind", "lexical", "datatype", "lang")  # a term's dictionary fields (TermFields)
 
 
 def _ordered(rows_sql: str, names: list[str], order: Sequence[tuple[str, bool]]

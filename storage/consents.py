@@ -7,22 +7,18 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, Row, text
 
+# the pods of a view's consents (``{view}``) that meet ``{where}``
+_PODS = ("SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c "
+         "ON c.id = cv.consent_id WHERE cv.view_id = {view} AND {where} ORDER BY 1")
+_APPLIED = "cv.granted_seq IS NOT NULL AND cv.revoked_seq IS NULL"
 # the pods a view reads: consents whose grant has applied to it and whose
 # revocation has not
-READABLE = ("SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c "
-             "ON c.id = cv.consent_id WHERE cv.view_id = {view} AND cv.granted_seq IS NOT NULL "
-             "AND cv.revoked_seq IS NULL ORDER BY 1")
+READABLE = _PODS.format(view="{view}", where=_APPLIED)
 # the pods whose consent is revoked but whose data the view's state still
 # holds (its revoke job has not applied yet): the view must not be read
-REVOKED_UNAPPLIED = ("SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c "
-                     "ON c.id = cv.consent_id WHERE cv.view_id = {view} "
-                     "AND c.revoked_at IS NOT NULL AND cv.granted_seq IS NOT NULL "
-                     "AND cv.revoked_seq IS NULL ORDER BY 1")
+REVOKED_UNAPPLIED = _PODS.format(view="{view}", where=f"c.revoked_at IS NOT NULL AND {_APPLIED}")
 # the pods whose consents in force reach the view, applied to it or not
-CONSENTED = ("SELECT DISTINCT c.pod_id FROM consent_views cv JOIN consents c "
-             "ON c.id = cv.consent_id WHERE cv.view_id = {view} AND c.revoked_at IS NULL "
-             "ORDER BY 1")
-
+CONSENTED = _PODS.format(view="{view}", where="c.revoked_at IS NULL")
 
 
 def grant(conn: Connection, pod: int, consumer: int, view: int | None = None,

@@ -194,21 +194,30 @@ def number_id(datatype: str, lexical: str) -> str:
     return f"(CASE {datatype} {' '.join(lookups)} END)"
 
 
+FIELDS = ("kind", "lexical", "datatype", "lang")  # a term's dictionary fields (TermFields)
+
+
+def probe(key: str, value: str, columns: str) -> str:
+    """A subquery of the dictionary's row (``columns``) whose ``key`` is
+    ``value`` (an SQL expression of the row it is joined to, LATERAL): one
+    index probe. A plain join let the planner hash the whole dictionary from
+    ~1,000 rows on: on bsbm-1000's 107,248 terms 52.8 ms against 9.8 ms
+    probed for 1,000 digests, and growing with the dictionary (design note
+    164). OFFSET 0 keeps the subquery from being pulled up into that join."""
+    return f"(SELECT {columns} FROM terms WHERE {key} = {value} OFFSET 0)"
+
+
 def _probed(key: str, array: str, columns: str) -> str:
     """The dictionary's rows (``columns``) whose ``key`` is in ``array`` (SQL
-    of an array parameter), one index probe per element. A plain join let
-    the planner hash the whole dictionary from ~1,000 elements on: on
-    bsbm-1000's 107,248 terms 52.8 ms against 9.8 ms probed for 1,000
-    digests, and growing with the dictionary (design note 164). OFFSET 0
-    keeps the subquery from being pulled up into that join. Not ``= ANY``:
-    in a prepared statement's generic plan that array is a parameter, which
+    of an array parameter), one ``probe`` per element. Not ``= ANY``: in a
+    prepared statement's generic plan that array is a parameter, which
     Postgres searches linearly for every row a scan meets (note 157)."""
     return (f"SELECT t.* FROM unnest({array}) AS d ({key}) CROSS JOIN LATERAL "
-            f"(SELECT {columns} FROM terms WHERE {key} = d.{key} OFFSET 0) AS t")
+            f"{probe(key, f'd.{key}', columns)} AS t")
 
 
 _LOOKUP = _probed("digest", "CAST(:d AS bytea[])", "digest, id")
-_DECODE = _probed("id", "CAST(:ids AS bigint[])", "id, kind, lexical, datatype, lang")
+_DECODE = _probed("id", "CAST(:ids AS bigint[])", ", ".join(["id", *FIELDS]))
 
 
 def lookup(conn: Connection, digests: list[bytes]) -> dict[bytes, int]:
@@ -231,4 +240,5 @@ def decode_fields(conn: Connection, ids: Iterable[int]) -> dict[int, TermFields]
     return {i: (kind, lexical, datatype, lang) for i, kind, lexical, datatype, lang in rows}
 
 
-__all__ = ["TermTable", "decode", "decode_fields", "digest", "intern", "intern_fields", "lookup"]
+__all__ = ["FIELDS", "TermTable", "decode", "decode_fields", "digest", "intern", "intern_fields",
+           "lookup", "probe"]

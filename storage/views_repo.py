@@ -294,7 +294,6 @@ def pending(unfinished: Sequence[Sequence[Any]]) -> list[Pending]:
     return [Pending(*j) for j in unfinished]
 
 
-
 def drop_view(conn: Connection, view: int) -> None:
     """The view, its jobs, its consents' links, its feed and its K-relation tables.
     Waits for a job running on it (the view's row lock)."""

@@ -141,9 +141,8 @@ def state(v: Row) -> State:
     if v.plan_fingerprint != compiled(v.query).plan.fingerprint:
         return State("rebuilding", "the engine's plan for this view changed; its state waits "
                                    "for a worker to rebuild it")
-    revoked = v.revoked
-    if revoked:
-        return State("revoking", f"consent for {len(revoked)} pod(s) was revoked; the view is "
+    if v.revoked:
+        return State("revoking", f"consent for {len(v.revoked)} pod(s) was revoked; the view is "
                                  "withheld until a worker has removed their data")
     return State(v.status, v.status_note)
 
