@@ -15,7 +15,8 @@ deviation is excluded narrowly, by class, here:
   (``"a"``/``"a"^^xsd:string``, ``@fr``/``@FR``: both engines merge those),
   terms are compared in pyoxigraph's form, and a case whose terms are not
   all in that form uses no function that shows a lexical form or a derived
-  datatype (STR, DATATYPE, the xsd:string cast, GROUP_CONCAT).
+  datatype (STR, DATATYPE, TZ — the timezone as written, ``"+00:00"`` where
+  pyoxigraph has ``"Z"`` — the xsd:string cast, GROUP_CONCAT).
 - D2. pyoxigraph does not order booleans (``true < false`` is an error; XPath
   op:boolean-less-than and SPARQL 1.1 §17.3 define it): ``<``, ``>``,
   ``<=``, ``>=`` are generated with a guard that makes both engines answer
@@ -208,7 +209,7 @@ def render(template: str, pool: Sequence[Identifier], lexical_ok: bool) -> str:
 
 
 MAX_CONSTANTS = 9
-_LEXICAL = ("STR", "DATATYPE", "xsd:string")
+_LEXICAL = ("STR", "DATATYPE", "TZ", "xsd:string")
 
 
 class Exprs:
@@ -283,7 +284,7 @@ class Exprs:
 
 
 _ONE_ARG = ("ABS", "ROUND", "CEIL", "FLOOR", "STRLEN", "UCASE", "LCASE", "LANG", "isNumeric",
-            "YEAR", "MONTH", "DAY", "HOURS", "MINUTES", "SECONDS", "TIMEZONE", "TZ")
+            "YEAR", "MONTH", "DAY", "HOURS", "MINUTES", "SECONDS", "TIMEZONE")
 _CASTS = ("integer", "decimal", "double", "float", "boolean", "dateTime")
 _STRING_TWO = ("CONTAINS", "STRSTARTS", "STRENDS", "STRBEFORE", "STRAFTER", "CONCAT")
 
