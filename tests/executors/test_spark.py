@@ -113,7 +113,7 @@ def test_spark_state_equals_the_engine_and_sql_continues_from_it(migrated: str) 
 DELTA_QUERIES = ["bgp-join", "star", "star-mixed", "star-exists", "distinct", "union",
                  "optional-filter", "minus", "not-exists",
                  "numeric-not",  # an error under NOT: absent from the numeric answers (note 150)
-                 "missing-constants", "numeric", "counted"]
+                 "missing-constants", "numeric", "counted", "anchored"]
 COUNTED = "PREFIX : <http://ex/> SELECT ?x (COUNT(*) AS ?n) WHERE { ?x :p ?y } GROUP BY ?x"
 
 
@@ -178,6 +178,9 @@ def test_spark_runs_the_delta_program_and_every_node_stays_equal_to_scratch(
     assert where[views["minus"]].startswith(
         "spark: the delta program as Spark SQL (every read of the graph by the values ΔG "
         "gives ?x, of the triples they reach) for batches under"), where[views["minus"]]
+    assert where[views["anchored"]].startswith(
+        "spark: the delta program as Spark SQL (every read of the graph by what its constant "
+        "subjects reach) for batches under"), where[views["anchored"]]
     assert where[views["not-exists"]].startswith(
         "spark: the delta program as Spark SQL (reading every triple of its predicates)")
 

@@ -132,6 +132,9 @@ RENDERED = {
     # a MINUS whose right side has several schemas (W3C negation/full-minuend)
     "minus-optionals": P + "SELECT * WHERE { ?a :p ?b . ?a :q ?c "
                            "MINUS { ?d :r :a OPTIONAL { ?d :p ?b } OPTIONAL { ?d :q ?c } } }",
+    # every BGP chained from constant subjects (BSBM's Q2: on Spark, read by what they reach)
+    "anchored": P + "SELECT * WHERE { :a :p ?y . ?y :q ?z . :a :r ?w "
+                    "OPTIONAL { :b :q ?t } MINUS { :c :p ?y } }",
 }
 OBJECTS = [Literal(1), Literal(2), Literal("1.5", datatype=XSD.decimal),
            Literal("-1", datatype=XSD.integer), Literal("2.0E0", datatype=XSD.double),
@@ -216,6 +219,11 @@ def test_a_program_on_spark_reads_only_the_triples_its_keys_reach() -> None:
     for name in ["not-exists", "path-filter", "minus-disjoint", "join-optionals"]:
         found = program(RENDERED[name])
         assert found is not None and found.reach is None and found.whole, name
+    found = program(RENDERED["anchored"])  # by what its constant subjects reach
+    assert found is not None and found.reach is not None and not found.whole
+    assert R.anchors(plan("anchored")) is not None and R.anchors(plan("bgp-join")) is None
+    assert R.reads(plan("anchored")) == \
+        "every read of the graph by what its constant subjects reach"
     found = program(RENDERED["star-exists"])  # the star by its keys, the EXISTS by the graph
     assert found is not None and found.reach is not None and found.whole
     # and the view's placement says so

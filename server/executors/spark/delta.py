@@ -11,14 +11,18 @@ statement makes) — ΔV out, merged by the worker, as the issue's design asks.
 
 What the program reads of the graph (design note 175):
 - what the batch's keys reach (``pv_reach``, ``render.reach``), for its
-  stars and, in a partitioned plan, for every read: a semi-join Postgres
-  answers over the staged ΔG, handed to Spark as a local relation;
+  stars and, in a partitioned plan, for every read — or, where every BGP is
+  chained from constant subjects, what those reach (``render.anchors``,
+  note 194): a semi-join Postgres answers over the staged ΔG, handed to
+  Spark as a local relation;
 - where another rule reads the graph by other keys (an EXISTS, a join on
   another variable), the pods' triples of the view's predicates too, over
   JDBC in the job's exported snapshot (design note 137).
 A program that reads by keys only gets the numeric answers and the stored
-tables the same way (JDBC past ``SHIPPED`` rows); a program small once its
-CTEs are inlined runs as one query, a larger one step by step (``_execute``).
+tables the same way (JDBC past ``SHIPPED`` rows); with every input handed
+over, it runs step by step, each step's rows handed back as a local
+relation; otherwise a program small once its CTEs are inlined runs as one
+query, a larger one step by step, cached (``_execute``).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from sqlalchemy import Connection, text
 
 from server.executors.spark.config import SparkConfig
 from server.executors.spark.job import _csv, _reader
-from server.executors.spark.session import interpreted, session
+from server.executors.spark.session import SMALL_INPUTS, interpreted, session, settings
 from server.executors.sql import exprs
 from server.executors.sql import render as R
 from server.executors.sql import run as rendered
@@ -115,35 +119,44 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
     for name, variables in _named(tables, sql):
         views[name] = small(f'SELECT * FROM "{name}"', [*krel.key_columns(variables), "k"],
                             None) if name in had else _empty(spark, variables)
-    return _execute(spark, views, steps, program.query)
+    return _execute(spark, views, steps, program.query, local=not jdbc)
 
 
 FUSED = 64  # the most relations a program may name, once its CTEs are inlined, to run as one query
 
 
 def _execute(spark: Any, views: dict[str, Any], steps: list[tuple[str, str]],
-             query: str) -> Any:
+             query: str, local: bool) -> Any:
     """The rows of ``query`` after ``steps``, over ``views`` (registered as
-    Spark views, dropped after). A program that stays small once Spark
-    inlines its CTEs (``inlined``) runs as one query, one Spark job (note
-    175); a larger one step by step, each step a cached view read by name
-    by the next, its inputs cached (one query of a large program took
-    Spark's planner minutes, note 137)."""
+    Spark views, dropped after). Where every input is ``local`` (handed
+    over by the job: the program reads by keys, each input at most
+    ``SHIPPED`` rows), each step is computed at once and handed back as a
+    local relation of its rows: each step's plan then reads inputs of
+    known, small size, and no step is planned twice; its shuffles are one
+    partition, its joins no broadcasts (``SMALL_INPUTS``: design note 194).
+    Otherwise a program that stays small once Spark inlines its CTEs
+    (``inlined``) runs as one query, one Spark job (note 175); a larger
+    one step by step, each step a cached view read by name by the next,
+    its inputs cached (one query of a large program took Spark's planner
+    minutes, note 137)."""
     cached = []
     try:
-        fused = inlined(steps, query) <= FUSED
+        fused = not local and inlined(steps, query) <= FUSED
         for name, frame in views.items():  # read once: the program names each many times
-            if not fused and name != R.DG:
+            if not fused and not local and name != R.DG:
                 frame = frame.persist()
                 cached.append(frame)
             frame.createOrReplaceTempView(name)
-        with interpreted(spark):
+        with interpreted(spark), settings(spark, SMALL_INPUTS if local else {}):
             if fused:
                 return spark.sql(f"WITH {', '.join(f'{n} AS ({b})' for n, b in steps)} "
                                  f"{query}").toArrow()
             for name, body in steps:
-                frame = spark.sql(body).cache()
-                cached.append(frame)
+                if local:
+                    frame = spark.createDataFrame(spark.sql(body).toArrow())
+                else:
+                    frame = spark.sql(body).cache()
+                    cached.append(frame)
                 frame.createOrReplaceTempView(name)
                 views[name] = frame
             return spark.sql(query).toArrow()

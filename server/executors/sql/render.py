@@ -198,6 +198,8 @@ class Renderer:
         # plan binds, that its joins and differences share (None: none), the keys (ΔG's
         # triples, each giving a star's centre its value) and the patterns read by them
         self.centre = partition(plan) if spark else None
+        # or, where none, every BGP's patterns chained from constant subjects (``anchors``)
+        self.anchors = anchors(plan) if spark and self.centre is None else None
         self.keys: list[str] = []
         self.reached: list[tuple[str, A.TriplePattern]] = []
         self.reaching = False  # whether the program reads ``pv_reach``
@@ -251,7 +253,7 @@ class Renderer:
             raise NotRendered("a triple pattern of a named graph")
         a = self.alias()
         conds: list[str] = []
-        if source in ("new", "old") and self.centre is not None:
+        if source in ("new", "old") and (self.centre is not None or self.anchors is not None):
             conds.append(f"{a}.{'kn' if source == 'new' else 'ko'} = 1")
             source = "reach"
         self.whole = self.whole or source in ("new", "old")
@@ -433,7 +435,8 @@ class Renderer:
 
     def scan(self, n: P.Scan) -> str | None:
         """ΔB = Σ_i T1(G')⋈…⋈T(i-1)(G')⋈Ti(ΔG)⋈T(i+1)(G)⋈…⋈Tn(G)  (Theorem 4.3),
-        or on Spark, for a star, ``hub_scan``."""
+        or on Spark, for a star or a BGP of a plan reached from constant
+        subjects (``anchors``), ``hub_scan``."""
         selects = []
         if len(n.triples) > MAX_PATTERNS:
             raise NotRendered(f"a BGP of more than {MAX_PATTERNS} triple patterns")
@@ -442,6 +445,10 @@ class Renderer:
         k = self.known
         changed = [tp for tp in n.triples
                    if k.changed(tp.p, k.inserted) or k.changed(tp.p, k.deleted)]
+        if self.anchors is not None:  # Spark, every BGP reached from its constants
+            return self.hub_scan(n) if changed and len(n.triples) > 1 else \
+                self.summed(n, [self.select(n, join([self.triple(tp, "delta")]))
+                                for tp in changed])
         centre = self.centre or (hub(n.triples) if self.spark else None)
         if centre is not None:
             self.reached += [(centre, tp) for tp in n.triples]
@@ -478,7 +485,10 @@ class Renderer:
         mapping with any other centre joins no triple of ΔG: its annotation
         is 1 − 1, dropped. n − 1 joins on one key, against Theorem 4.3's n
         terms of n − 1 joins each: Spark's cost is per exchange, not per
-        row (design note 175)."""
+        row (design note 175). A BGP of a plan whose BGPs are all reached
+        from constant subjects (``anchors``) is the same join over what
+        they reach: every mapping of it, in G or G', is made of those
+        triples (note 194)."""
         items = connected([], [self.triple(t, "reach") for t in n.triples])
         k = net(items)
         return self.summed(n, [self.select(n, join(items), [f"{k} <> 0"], k)])
@@ -1078,13 +1088,14 @@ def inserted(a: str) -> str:
             f"AND d.o = {a}.o)")
 
 
-def anchored(triples: Sequence[A.TriplePattern]) -> list[A.TriplePattern] | None:
-    """The patterns of a BGP (two or more of the default graph, each with a
-    constant predicate) in an order where each one's subject is a constant
-    or a variable an earlier one binds: all of its mappings are reached
-    from its constant subjects, each step by a subject's own triples (few,
-    as a star's keys' are); None if there is none."""
-    if len(triples) < 2 or any(A.is_var(tp.p) or tp.g is not None for tp in triples):
+def anchored(triples: Sequence[A.TriplePattern], least: int = 2
+             ) -> list[A.TriplePattern] | None:
+    """The patterns of a BGP (``least`` or more of the default graph, each
+    with a constant predicate) in an order where each one's subject is a
+    constant or a variable an earlier one binds: all of its mappings are
+    reached from its constant subjects, each step by a subject's own
+    triples (few, as a star's keys' are); None if there is none."""
+    if len(triples) < least or any(A.is_var(tp.p) or tp.g is not None for tp in triples):
         return None
     order: list[A.TriplePattern] = []
     bound: set[str] = set()
@@ -1097,6 +1108,26 @@ def anchored(triples: Sequence[A.TriplePattern]) -> list[A.TriplePattern] | None
         order.append(step)
         bound |= {str(x) for x in (step.s, step.o) if A.is_var(x)}
     return order
+
+
+def anchors(plan: P.Plan) -> list[list[A.TriplePattern]] | None:
+    """Each BGP of the plan in ``anchored``'s order, where every one (a
+    single pattern too) is reached from constant subjects and no EXISTS
+    reads the graph by keys of its own: every mapping of every node, in G
+    and in G', is then made of the triples those chains reach (``reach``),
+    few whatever the data (BSBM's Q2, one product's neighbourhood). None
+    where a BGP is not."""
+    orders = []
+    for n in plan.nodes:
+        e = getattr(n, "expr", None)
+        if e is not None and A.has_exists(e):
+            return None
+        if isinstance(n, P.Scan) and n.triples:
+            order = anchored(n.triples, least=1)
+            if order is None:
+                return None
+            orders.append(order)
+    return orders or None
 
 
 def subject_hub(triples: Sequence[A.TriplePattern]) -> str | None:
@@ -1133,6 +1164,8 @@ def reach(r: Renderer) -> str | None:
     mapping it joins is 1 − 1, dropped."""
     if not r.reaching:
         return None
+    if r.anchors is not None:
+        return _chained(r, r.anchors)
     keys = candidates(r.keys) if r.keys else f"SELECT {NULL} AS h"
     parts = []
     for centre, tp in dict.fromkeys(r.reached):
@@ -1145,6 +1178,36 @@ def reach(r: Renderer) -> str | None:
     return (f"WITH keys AS ({keys}) SELECT g.s, g.p, g.o, 1 AS kn, CASE WHEN {inserted('g')} "
             f"THEN 0 ELSE 1 END AS ko FROM ({reached}) AS g UNION ALL "
             f"SELECT d.s, d.p, d.o, 0, 1 FROM {DG} d WHERE d.sign < 0")
+
+
+def _chained(r: Renderer, orders: Sequence[Sequence[A.TriplePattern]]) -> str:
+    """``reach``'s query for a plan whose BGPs are reached from constant
+    subjects (``anchors``): each pattern's triples of G' and of ΔG's
+    deletions (``held`` whether G' holds it) whose subject is its constant
+    or a value the pattern before that binds it gave, a CTE per pattern,
+    read by index; every mapping of a BGP, in G or G', is made of them."""
+    ctes: list[str] = []
+    parts: list[str] = []
+    for order in orders:
+        bound: dict[str, str] = {}  # a variable: the CTE and column that first bind it
+        for tp in order:
+            c = f"c{len(ctes)}"
+            subject = (f"IN (SELECT {bound[str(tp.s)]})" if A.is_var(tp.s)
+                       else f"= {r.term(tp.s)}")
+            conds = [f"{{t}}.s {subject}", f"{{t}}.p = {r.term(tp.p)}"]
+            if not A.is_var(tp.o):
+                conds.append(f"{{t}}.o = {r.term(tp.o)}")
+            held, deleted = (" AND ".join(x.format(t=t) for x in conds) for t in "td")
+            ctes.append(f"{c} AS (SELECT t.s, t.p, t.o, true AS held FROM pod_triples t WHERE "
+                        f"t.pod_id = ANY({PODS}) AND {held} UNION ALL SELECT d.s, d.p, d.o, "
+                        f"false FROM {DG} d WHERE d.sign < 0 AND {deleted})")
+            parts.append(f"SELECT s, p, o FROM {c} WHERE held")
+            for pos, x in (("s", tp.s), ("o", tp.o)):
+                if A.is_var(x):
+                    bound.setdefault(str(x), f"{pos} FROM {c}")
+    return (f"WITH {', '.join(ctes)} SELECT g.s, g.p, g.o, 1 AS kn, CASE WHEN "
+            f"{inserted('g')} THEN 0 ELSE 1 END AS ko FROM ({' UNION '.join(parts)}) AS g "
+            f"UNION ALL SELECT d.s, d.p, d.o, 0, 1 FROM {DG} d WHERE d.sign < 0")
 
 
 def summing(plan: P.Plan) -> set[str]:
@@ -1269,6 +1332,8 @@ def reads(plan: P.Plan) -> str:
     if r.centre is not None:
         return (f"every read of the graph by the values ΔG gives ?{r.centre}, "
                 "of the triples they reach")
+    if r.anchors is not None:
+        return "every read of the graph by what its constant subjects reach"
     if not r.reached:  # no star
         return "reading every triple of its predicates"
     return ("each BGP that is a star re-evaluated on the values ΔG gives its centre, "
