@@ -35,7 +35,7 @@ from sqlalchemy import Connection, text
 
 from server.executors.spark.config import SparkConfig
 from server.executors.spark.job import _csv, _reader
-from server.executors.spark.session import SMALL_INPUTS, interpreted, session, settings
+from server.executors.spark.session import interpreted, session
 from server.executors.sql import exprs
 from server.executors.sql import render as R
 from server.executors.sql import run as rendered
@@ -132,8 +132,7 @@ def _execute(spark: Any, views: dict[str, Any], steps: list[tuple[str, str]],
     over by the job: the program reads by keys, each input at most
     ``SHIPPED`` rows), each step is computed at once and handed back as a
     local relation of its rows: each step's plan then reads inputs of
-    known, small size, and no step is planned twice; its shuffles are one
-    partition, its joins no broadcasts (``SMALL_INPUTS``: design note 194).
+    known, small size, and no step is planned twice (design note 194).
     Otherwise a program that stays small once Spark inlines its CTEs
     (``inlined``) runs as one query, one Spark job (note 175); a larger
     one step by step, each step a cached view read by name by the next,
@@ -147,7 +146,7 @@ def _execute(spark: Any, views: dict[str, Any], steps: list[tuple[str, str]],
                 frame = frame.persist()
                 cached.append(frame)
             frame.createOrReplaceTempView(name)
-        with interpreted(spark), settings(spark, SMALL_INPUTS if local else {}):
+        with interpreted(spark):
             if fused:
                 return spark.sql(f"WITH {', '.join(f'{n} AS ({b})' for n, b in steps)} "
                                  f"{query}").toArrow()

@@ -18,24 +18,13 @@ _NO_CODEGEN = {"spark.sql.codegen.factoryMode": "NO_CODEGEN",
 _session: Any = None
 
 
-# a program over local relations of a few rows each (note 194): one partition
-# per shuffle and no broadcasts (each a job of its own), every join a sort-merge
-SMALL_INPUTS = {"spark.sql.shuffle.partitions": "1",
-                "spark.sql.autoBroadcastJoinThreshold": "-1"}
-
-
-def interpreted(spark: Any) -> Any:
-    """Queries run without generated code while inside: the delta
-    program's inputs are ΔG and the rows it reaches, where compiling each
-    plan cost more than it saved (note 150)."""
-    return settings(spark, _NO_CODEGEN)
-
-
 @contextmanager
-def settings(spark: Any, values: dict[str, str]) -> Iterator[None]:
-    """The session's runtime ``values`` while inside, put back after."""
-    before = {key: spark.conf.get(key, None) for key in values}
-    for key, value in values.items():
+def interpreted(spark: Any) -> Iterator[None]:
+    """Queries run without generated code while inside (runtime settings,
+    put back after): the delta program's inputs are ΔG and the rows it
+    reaches, where compiling each plan cost more than it saved (note 150)."""
+    before = {key: spark.conf.get(key, None) for key in _NO_CODEGEN}
+    for key, value in _NO_CODEGEN.items():
         spark.conf.set(key, value)
     try:
         yield
