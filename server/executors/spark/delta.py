@@ -141,8 +141,9 @@ def _execute(spark: Any, views: dict[str, Any], steps: list[tuple[str, str]],
     cached = []
     try:
         fused = not local and inlined(steps, query) <= FUSED
+        cache = not local and not fused  # its steps, and its inputs, in Spark's cache
         for name, frame in views.items():  # read once: the program names each many times
-            if not fused and not local and name != R.DG:
+            if cache and name != R.DG:
                 frame = frame.persist()
                 cached.append(frame)
             frame.createOrReplaceTempView(name)
@@ -151,11 +152,11 @@ def _execute(spark: Any, views: dict[str, Any], steps: list[tuple[str, str]],
                 return spark.sql(f"WITH {', '.join(f'{n} AS ({b})' for n, b in steps)} "
                                  f"{query}").toArrow()
             for name, body in steps:
-                if local:
-                    frame = spark.createDataFrame(spark.sql(body).toArrow())
-                else:
+                if cache:
                     frame = spark.sql(body).cache()
                     cached.append(frame)
+                else:
+                    frame = spark.createDataFrame(spark.sql(body).toArrow())
                 frame.createOrReplaceTempView(name)
                 views[name] = frame
             return spark.sql(query).toArrow()

@@ -445,10 +445,8 @@ class Renderer:
         k = self.known
         changed = [tp for tp in n.triples
                    if k.changed(tp.p, k.inserted) or k.changed(tp.p, k.deleted)]
-        if self.anchors is not None:  # Spark, every BGP reached from its constants
-            return self.hub_scan(n) if changed and len(n.triples) > 1 else \
-                self.summed(n, [self.select(n, join([self.triple(tp, "delta")]))
-                                for tp in changed])
+        if self.anchors is not None and len(n.triples) > 1:  # Spark: reached from constants
+            return self.hub_scan(n) if changed else None
         centre = self.centre or (hub(n.triples) if self.spark else None)
         if centre is not None:
             self.reached += [(centre, tp) for tp in n.triples]
@@ -1175,7 +1173,14 @@ def reach(r: Renderer) -> str | None:
                  *(f"t.{pos} = {r.term(x)}" for pos, x in slots if not A.is_var(x))]
         parts.append(f"SELECT t.s, t.p, t.o FROM pod_triples t WHERE {' AND '.join(conds)}")
     reached = candidates(parts) if parts else "SELECT s, p, o FROM pod_triples WHERE false"
-    return (f"WITH keys AS ({keys}) SELECT g.s, g.p, g.o, 1 AS kn, CASE WHEN {inserted('g')} "
+    return _reach_rows([f"keys AS ({keys})"], reached)
+
+
+def _reach_rows(ctes: Sequence[str], reached: str) -> str:
+    """``pv_reach``'s rows: the pods' triples ``reached`` selects (after
+    ``ctes``), each with ``kn`` 1 and ``ko`` whether G held it, and ΔG's
+    deletions (``kn`` 0, ``ko`` 1)."""
+    return (f"WITH {', '.join(ctes)} SELECT g.s, g.p, g.o, 1 AS kn, CASE WHEN {inserted('g')} "
             f"THEN 0 ELSE 1 END AS ko FROM ({reached}) AS g UNION ALL "
             f"SELECT d.s, d.p, d.o, 0, 1 FROM {DG} d WHERE d.sign < 0")
 
@@ -1205,9 +1210,7 @@ def _chained(r: Renderer, orders: Sequence[Sequence[A.TriplePattern]]) -> str:
             for pos, x in (("s", tp.s), ("o", tp.o)):
                 if A.is_var(x):
                     bound.setdefault(str(x), f"{pos} FROM {c}")
-    return (f"WITH {', '.join(ctes)} SELECT g.s, g.p, g.o, 1 AS kn, CASE WHEN "
-            f"{inserted('g')} THEN 0 ELSE 1 END AS ko FROM ({' UNION '.join(parts)}) AS g "
-            f"UNION ALL SELECT d.s, d.p, d.o, 0, 1 FROM {DG} d WHERE d.sign < 0")
+    return _reach_rows(ctes, candidates(parts))
 
 
 def summing(plan: P.Plan) -> set[str]:
