@@ -426,7 +426,7 @@ def _delta_on_spark(r: Run, pods: list[int], work: Callable[[], int]) -> tuple[i
 
     return delta.maintain(r.conn, r.view.id, r.plan, r.tables(), r.tallies(), pods,
                           r.view.watermark, r.upto, r.view.predicates, r.router.spark,
-                          r.limits.max_view_rows)
+                          r.limits.max_view_rows, r.graph_rows)
 
 
 def spark_unrendered(r: Run) -> str | None:

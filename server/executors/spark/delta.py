@@ -6,8 +6,12 @@ in Spark SQL's dialect) instead of every node evaluated and replaced
 ΔG is staged in the job's transaction as on SQL (``pv_dg``) and shipped to
 Spark from the worker. Spark computes every stored node's ΔQ; the rows come
 back as Arrow, are staged and added to the K-relations by one statement of
-the job's transaction (``render.merge_staged``: the upserts the rendered SQL
+the job's transaction (``render.finish``: the upserts the rendered SQL
 statement makes) — ΔV out, merged by the worker, as the issue's design asks.
+A group's aggregates are terms Postgres looks up in, or adds to, its
+dictionary: the program leaves groups, and the nodes above them, to that
+statement, which computes them from the rows Spark gives their inputs
+(``render.deferred``, design note 195).
 
 What the program reads of the graph (design note 175):
 - what the batch's keys reach (``pv_reach``, ``render.reach``), for its
@@ -27,6 +31,7 @@ query, a larger one step by step, cached (``_execute``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -46,10 +51,14 @@ from views import plan as P
 
 def maintain(conn: Connection, view: int, plan: P.Plan, tables: dict[str, krel.NodeTables],
              tallies: dict[str, str], pods: list[int], after: int, upto: int,
-             predicates: list[int] | None, cfg: SparkConfig, max_rows: int | None = None
-             ) -> tuple[int, int]:
+             predicates: list[int] | None, cfg: SparkConfig, max_rows: int | None = None,
+             graph_rows: float | None = None) -> tuple[int, int]:
     """Apply the changes of ``pods`` in (after, upto] to the view's state
-    through Spark: the change in stored rows, and ΔG's size."""
+    through Spark: the change in stored rows, and ΔG's size. The nodes the
+    program leaves to Postgres (its groups and what reads them,
+    ``render.deferred``) are computed by the statement merging its rows,
+    reading their inputs' old rows by index probes where ΔG is small
+    beside the graph (``graph_rows``, ``rendered.probed``), as on SQL."""
     had = {name for by_schema in tables.values() for name, _ in by_schema.values()}
     batch = rendered.staged_batch(conn, view, plan, tables, tallies, pods, after, upto,
                                   predicates)
@@ -59,17 +68,20 @@ def maintain(conn: Connection, view: int, plan: P.Plan, tables: dict[str, krel.N
     program = R.deltas(plan, tables, len(pods), known)
     if program is None:
         return 0, size
-    rows = _run(conn, program, tables, had, pods, _predicates(plan, known.ids), cfg)
-    if rows.num_rows == 0:
+    rows = _run(conn, program, tables, had, pods, _predicates(plan, known.ids), cfg) \
+        if program.nodes else _no_rows(program.width)
+    if rows.num_rows == 0 and not program.later:
         return 0, size
-    width = rows.num_columns - 2
     staging = rows.add_column(1, "schema", _strings(rows.num_rows)).rename_columns(
-        ["node", "schema", *krel.column_names(range(width)), "k"])
-    stage.load(conn, width, _csv(staging))
-    grown, largest, _ = conn.execute(text(R.merge_staged(plan, tables, program.nodes,
-                                                         stage.STAGE))).one()
-    rendered.within(largest, max_rows)
-    return int(grown), size
+        ["node", "schema", *krel.column_names(range(program.width)), "k"])
+    stage.load(conn, program.width, _csv(staging))
+    known = dataclasses.replace(known, probe=rendered.probed(size, graph_rows))
+    sql = R.finish(plan, tables, len(pods), known, program.nodes, stage.STAGE)
+    if sql is None:
+        return 0, size
+    found = rendered.applied(conn, sql, pods, True, {})
+    rendered.within(found.largest, max_rows)
+    return int(found.grown), size
 
 
 def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables],
@@ -232,6 +244,15 @@ def _predicates(plan: P.Plan, ids: dict[Any, int]) -> list[int] | None:
             if tp.p in ids:
                 found.add(ids[tp.p])
     return sorted(found)
+
+
+def _no_rows(width: int) -> Any:
+    """The rows of a program Spark has nothing to compute for (its
+    deferred nodes' inputs unchanged): none, in its rows' columns."""
+    import pyarrow as pa
+
+    return pa.table({name: pa.array([], pa.string() if name == "node" else pa.int64())
+                     for name in ["node", *(f"v{i}" for i in range(width)), "k"]})
 
 
 def _strings(n: int) -> Any:

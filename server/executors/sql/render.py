@@ -197,9 +197,12 @@ class Renderer:
         # Spark's reads of the graph by keys (``reach``): a variable every mapping of the
         # plan binds, that its joins and differences share (None: none), the keys (ΔG's
         # triples, each giving a star's centre its value) and the patterns read by them
-        self.centre = partition(plan) if spark else None
+        # On Spark, groups and the nodes above them are left to Postgres (``deferred``)
+        self.later = deferred(plan) if spark else frozenset()
+        ran = [n for n in plan.nodes if n.id not in self.later]
+        self.centre = partition(ran) if spark else None
         # or, where none, every BGP's patterns chained from constant subjects (``anchors``)
-        self.anchors = anchors(plan) if spark and self.centre is None else None
+        self.anchors = anchors(ran) if spark and self.centre is None else None
         self.keys: list[str] = []
         self.reached: list[tuple[str, A.TriplePattern]] = []
         self.reaching = False  # whether the program reads ``pv_reach``
@@ -749,8 +752,6 @@ class Renderer:
         """The group's key variables (a key that is an expression, or an
         aggregate other than COUNT, SUM or AVG, MIN, MAX or SAMPLE of a
         variable, does not render)."""
-        if self.spark:
-            raise NotRendered("a group (counts are looked up in the dictionary, on SQL)")
         keys = [e.name for e in n.keys if isinstance(e, A.Var)]
         if len(keys) != len(n.keys):
             raise NotRendered("a GROUP BY expression")
@@ -1043,16 +1044,17 @@ def _ranked_members(members: str, columns: list[str]) -> str:
     return f"(SELECT m.*, {keys} FROM {members} AS m)"
 
 
-def partition(plan: P.Plan) -> str | None:
-    """A variable that every triple pattern of the plan binds and that
-    every join and difference has bound on both sides: a batch then changes
-    only mappings whose value of it ΔG's triples give (its keys), and every
-    read of the graph is by those keys (``reach``). None where there is
-    none, or an EXISTS reads the graph by keys of its own."""
-    patterns = [tp for n in plan.nodes if isinstance(n, P.Scan) for tp in n.triples]
+def partition(nodes: Sequence[P.Node]) -> str | None:
+    """A variable that every triple pattern of ``nodes`` (a plan's, or those
+    its Spark program computes) binds and that every join and difference
+    has bound on both sides: a batch then changes only mappings whose
+    value of it ΔG's triples give (its keys), and every read of the graph
+    is by those keys (``reach``). None where there is none, or an EXISTS
+    reads the graph by keys of its own."""
+    patterns = [tp for n in nodes if isinstance(n, P.Scan) for tp in n.triples]
     ranked = _shared(patterns)
     shared = set(ranked)
-    for n in plan.nodes:
+    for n in nodes:
         e = getattr(n, "expr", None)
         if e is not None and A.has_exists(e):
             return None
@@ -1108,15 +1110,15 @@ def anchored(triples: Sequence[A.TriplePattern], least: int = 2
     return order
 
 
-def anchors(plan: P.Plan) -> list[list[A.TriplePattern]] | None:
-    """Each BGP of the plan in ``anchored``'s order, where every one (a
+def anchors(nodes: Sequence[P.Node]) -> list[list[A.TriplePattern]] | None:
+    """Each BGP of ``nodes`` (as ``partition``'s) in ``anchored``'s order, where every one (a
     single pattern too) is reached from constant subjects and no EXISTS
     reads the graph by keys of its own: every mapping of every node, in G
     and in G', is then made of the triples those chains reach (``reach``),
     few whatever the data (BSBM's Q2, one product's neighbourhood). None
     where a BGP is not."""
     orders = []
-    for n in plan.nodes:
+    for n in nodes:
         e = getattr(n, "expr", None)
         if e is not None and A.has_exists(e):
             return None
@@ -1328,8 +1330,15 @@ def reaches(plan: P.Plan) -> bool:
 def reads(plan: P.Plan) -> str:
     """What the plan's program on Spark reads of the graph, in words, for
     the view's placement: by its batch's keys (``partition``, ``hub``:
-    note 175) or every triple of its predicates."""
+    note 175) or every triple of its predicates; and what it leaves to
+    Postgres (``deferred``)."""
     r = _rendered(plan, spark=True)
+    later = ("; its groups, and the nodes above them, computed by Postgres from the rows "
+             "Spark gives their inputs" if r.later else "")
+    return _read(r) + later
+
+
+def _read(r: Renderer) -> str:
     if not r.reaching and not r.whole:
         return "reading ΔG's triples only"
     if r.centre is not None:
@@ -1394,69 +1403,106 @@ def render(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known,
     view's id."""
     r = Renderer(plan, tables, pods, known, tallies=tallies)
     ctes, stored = _program(r)
-    return _applied(r, [f"{c} AS {'MATERIALIZED ' if c in r.once else ''}({b})" for c, b in ctes],
-                    stored, close) if stored else None
+    return _applied(r, _written(r, ctes), stored, close) if stored else None
+
+
+Stored = list[tuple[int, P.Node, str]]  # a stored node's position, the node, its ΔQ's CTE
 
 
 @dataclass(frozen=True)
 class Program:
     """The delta program as Spark SQL: relations computed in order, each
-    read by name by those after it, then the query of every stored node's
-    ΔQ as rows ``node, v0 … v(n-1), k``, and those nodes."""
+    read by name by those after it, then the query of the ΔQ of ``nodes``
+    as rows ``node, v0 … v(n-1), k`` (``width`` variables): the stored
+    nodes it computes and the inputs of those it leaves to Postgres
+    (``later``, ``deferred``), which ``finish`` computes from them."""
 
     steps: list[tuple[str, str]]
     query: str
     nodes: list[str]
+    width: int
     reach: str | None = None  # Postgres's query of ``pv_reach`` (``reach``)
     whole: bool = True  # whether it reads ``pod_triples``, the pods' graph, too
+    later: frozenset[str] = frozenset()
 
 
 def deltas(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
            ) -> Program | None:
     """The same delta program in Spark SQL over the views ``pod_triples``
     (the pods' triples), ``pv_dg`` (ΔG) and the stored nodes' tables by
-    name (None: the batch changes no node). ``merge_staged`` adds its rows
-    to the K-relations."""
+    name (None: the batch changes no node). ``finish`` adds its rows to
+    the K-relations, after computing the nodes it leaves to Postgres."""
     r = Renderer(plan, tables, pods, known, spark=True)
     ctes, stored = _program(r)
-    if not stored:
+    needed = {c.id for n in plan.nodes if n.id in r.later for c in n.children} - r.later
+    out = [(n, name) for _, n, name in stored] + [
+        (n, r.delta_name[n.id]) for n in plan.nodes
+        if n.id in needed and not plan.stored(n) and n.id in r.delta_name]
+    if not out and not r.later:
         return None
     every = sorted(r.column, key=lambda v: int(r.column[v][1:]))
     selects = [f"SELECT '{n.id}' AS node, "
                + ", ".join(f"{r.column[v] if v in shape(n).vars else NULL} AS {r.column[v]}"
                            for v in every) + ("," if every else "")
-               + f" k FROM {name}" for _, n, name in stored]
-    return Program(ctes, " UNION ALL ".join(selects), [n.id for _, n, _ in stored], reach(r),
-                   r.whole)
+               + f" k FROM {name}" for n, name in out]
+    return Program(ctes, " UNION ALL ".join(selects), [n.id for n, _ in out], len(every),
+                   reach(r), r.whole, r.later)
 
 
-def merge_staged(plan: P.Plan, tables: dict[str, NodeTables], nodes: Sequence[str],
-                 staged: str) -> str:
+def deferred(plan: P.Plan) -> frozenset[str]:
+    """The nodes a Spark program leaves to Postgres: the groups (their
+    aggregates are terms looked up in, or added to, the dictionary:
+    ``Renderer.group``) and every node above one. The statement merging
+    Spark's rows computes their ΔQ from those Spark gives their
+    children's (``finish``)."""
+    out: set[str] = set()
+    for n in plan.nodes:  # children first
+        if isinstance(n, P.Group) or any(c.id in out for c in n.children):
+            out.add(n.id)
+    return frozenset(out)
+
+
+def finish(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known,
+           nodes: Sequence[str], staged: str) -> str | None:
     """The statement adding the ΔQ rows staged in ``staged`` (``node``, then
     a column per variable of the plan in ``deltas``' order, named ``c0 …``,
-    and ``k``) to the tables of ``nodes``, as ``render``'s statement adds
-    its own: its row is (rows added − rows removed, the largest change)."""
-    r = Renderer(plan, tables, 1, Known({}))
-    ctes, stored = [], []
+    and ``k``) for ``nodes`` to the tables of the stored ones, with the
+    ΔQ of the nodes the program left to Postgres (``deferred``) computed
+    from them, as ``render``'s statement computes and adds its own: its
+    row is ``render``'s (None: no stored node changes)."""
+    r = Renderer(plan, tables, pods, known)
+    later = deferred(plan)
+    ctes: list[tuple[str, str]] = []
+    stored: Stored = []
     for i, n in enumerate(plan.nodes):
-        if n.id not in nodes:
+        if n.id in nodes:
+            cols = [f"c{r.column[v][1:]} AS {r.column[v]}" for v in sorted(shape(n).vars)]
+            body: str | None = (f"SELECT {', '.join([*cols, 'k'])} FROM {staged} "
+                                f"WHERE node = '{n.id}'")
+        elif n.id in later:
+            body = r.node(n)
+            ctes += r.ctes
+            r.ctes = []
+        else:
             continue
-        cols = [f"c{r.column[v][1:]} AS {r.column[v]}" for v in sorted(shape(n).vars)]
-        ctes.append(f"d{i} AS (SELECT {', '.join([*cols, 'k'])} FROM {staged} "
-                    f"WHERE node = '{n.id}')")
-        stored.append((i, n, f"d{i}"))
-    return _applied(r, ctes, stored)
-
-
-Stored = list[tuple[int, P.Node, str]]  # a stored node's position, the node, its ΔQ's CTE
+        if body is None:
+            continue
+        r.delta_name[n.id] = name = f"d{i}"
+        ctes.append((name, body))
+        if plan.stored(n):
+            stored.append((i, n, name))
+    return _applied(r, _written(r, ctes), stored) if stored else None
 
 
 def _program(r: Renderer) -> tuple[list[tuple[str, str]], Stored]:
     """Every node's ΔQ as named relations (CTEs) in the plan's order
-    (children first), and the stored nodes among them whose ΔQ is not empty."""
+    (children first), but those left to Postgres (``deferred``), and the
+    stored nodes among them whose ΔQ is not empty."""
     ctes: list[tuple[str, str]] = []
     stored: Stored = []
     for i, n in enumerate(r.plan.nodes):
+        if n.id in r.later:
+            continue
         body = r.node(n)
         ctes += r.ctes
         r.ctes = []
@@ -1468,6 +1514,12 @@ def _program(r: Renderer) -> tuple[list[tuple[str, str]], Stored]:
         if r.plan.stored(n):
             stored.append((i, n, name))
     return ctes, stored
+
+
+def _written(r: Renderer, ctes: Sequence[tuple[str, str]]) -> list[str]:
+    """``ctes`` as a statement's WITH items, those computed once
+    (``Renderer.once``) materialized."""
+    return [f"{c} AS {'MATERIALIZED ' if c in r.once else ''}({b})" for c, b in ctes]
 
 
 def _applied(r: Renderer, ctes: list[str], stored: Stored, close: Closing | None = None) -> str:

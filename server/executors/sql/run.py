@@ -202,18 +202,27 @@ def maintain(conn: Connection, view: int, plan: Plan, tables: dict[str, krel.Nod
     if sql is not None:
         params = {"v": view, **(ending(size) if ending is not None else {})}
         analyze(conn, size, large)
-        found = execute(conn, sql, pods, large, params)
-        if found.missing:  # numbers new to the dictionary: added, and the statement run again
-            terms.intern(conn, [Literal(lexical, datatype=URIRef(datatype)) for datatype, lexical
-                                in (m.split(" ", 1) for m in found.missing)])  # as number_id finds them
-            found = execute(conn, sql, pods, large, params)
-            assert not found.missing, f"numbers still missing from the dictionary: {found.missing}"
+        found = applied(conn, sql, pods, large, params)
         within(found.largest, max_rows)
     if large:  # a large ΔG's pages are not kept under the small batches' plans
         conn.execute(text(f"TRUNCATE {R.DG}"))
     if found is None:
         return Maintained(0, size)
     return Maintained(int(found.grown), size, found if ending is not None else None)
+
+
+def applied(conn: Connection, sql: str, pods: list[int], large: bool,
+            params: Mapping[str, Any]) -> Row:
+    """The rendered statement's row (``execute``), run again after adding
+    the numbers (a group's counts and sums) the dictionary lacked, which
+    it names having changed nothing."""
+    found = execute(conn, sql, pods, large, params)
+    if found.missing:
+        terms.intern(conn, [Literal(lexical, datatype=URIRef(datatype)) for datatype, lexical
+                            in (m.split(" ", 1) for m in found.missing)])  # as number_id finds them
+        found = execute(conn, sql, pods, large, params)
+        assert not found.missing, f"numbers still missing from the dictionary: {found.missing}"
+    return found
 
 
 def probed(size: int, graph_rows: float | None) -> bool:
