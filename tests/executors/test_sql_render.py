@@ -135,6 +135,11 @@ RENDERED = {
     # every BGP chained from constant subjects (BSBM's Q2: on Spark, read by what they reach)
     "anchored": P + "SELECT * WHERE { :a :p ?y . ?y :q ?z . :a :r ?w "
                     "OPTIONAL { :b :q ?t } MINUS { :c :p ?y } }",
+    # one BGP whose patterns share no variable among them all (BSBM's SUM: on Spark, a group
+    # over what ΔG's triples reach through its joins, the group on Postgres)
+    "chain-sum": P + "SELECT ?z (SUM(?w) AS ?s) (COUNT(?x) AS ?n) WHERE { ?x :p ?y . ?y :q ?z . "
+                     "?x :r ?w } GROUP BY ?z",
+    "chain-distinct": P + "SELECT DISTINCT ?x ?w WHERE { ?x :p ?y . ?y :q ?z . ?z :r ?w }",
 }
 OBJECTS = [Literal(1), Literal(2), Literal("1.5", datatype=XSD.decimal),
            Literal("-1", datatype=XSD.integer), Literal("2.0E0", datatype=XSD.double),
@@ -216,9 +221,16 @@ def test_a_program_on_spark_reads_only_the_triples_its_keys_reach() -> None:
     for name in ["distinct", "union"]:  # a pattern each: its delta is ΔG's triples
         found = program(RENDERED[name])
         assert found is not None and found.reach is None and not found.whole, name
-    for name in ["not-exists", "path-filter", "minus-disjoint", "join-optionals"]:
+    for name in ["not-exists", "minus-disjoint", "join-optionals"]:
         found = program(RENDERED[name])
         assert found is not None and found.reach is None and found.whole, name
+    for name in ["path-filter", "chain-sum", "chain-distinct"]:  # by what ΔG's triples reach
+        found = program(RENDERED[name])
+        assert found is not None and found.reach is not None and not found.whole, name
+        later = R.deferred(plan(name))  # the group, on Postgres
+        assert R.seeded([n for n in plan(name).nodes if n.id not in later]) is not None, name
+    assert R.seeded(plan("join-optionals").nodes) is None  # two BGPs
+    assert R.seeded(plan("minus-disjoint").nodes) is None
     found = program(RENDERED["anchored"])  # by what its constant subjects reach
     assert found is not None and found.reach is not None and not found.whole
     assert R.anchors(plan("anchored").nodes) is not None and R.anchors(plan("bgp-join").nodes) is None
@@ -233,7 +245,13 @@ def test_a_program_on_spark_reads_only_the_triples_its_keys_reach() -> None:
         "each BGP that is a star re-evaluated on the values ΔG gives its centre, the other " \
         "reads over every triple of its predicates"
     assert R.reads(plan("distinct")) == "reading ΔG's triples only"
-    assert R.reads(plan("path-filter")) == "reading every triple of its predicates"
+    assert R.reads(plan("path-filter")) == \
+        "every read of the graph by what ΔG's triples reach through its BGP's joins"
+    assert R.reads(plan("not-exists")) == "reading every triple of its predicates"
+    assert R.reads(plan("chain-sum")) == (
+        "every read of the graph by what ΔG's triples reach through its BGP's joins; its "
+        "groups, and the nodes above them, computed by Postgres from the rows Spark gives "
+        "their inputs")
 
 
 def test_a_term_joins_from_the_change_along_subjects_then_objects() -> None:
@@ -754,8 +772,8 @@ def test_a_small_view_cheap_to_plan_renders_on_sql_but_is_evaluated_on_spark() -
     """The scans exemption (note 154) is the SQL executor's: on Spark a
     small state's view is still evaluated and replaced, whatever its
     statement's scans, as the program's stages cost more (note 137) —
-    unless its program reads only what its stars' keys reach, one Spark
-    job (note 175)."""
+    unless its program reads only what its stars' keys (note 175) or ΔG's
+    triples (note 195) reach, one Spark job."""
     from types import SimpleNamespace
 
     from server.maintenance.limits import Limits
@@ -768,11 +786,12 @@ def test_a_small_view_cheap_to_plan_renders_on_sql_but_is_evaluated_on_spark() -
 
     small = "its state and its solutions hold fewer than 10,000 rows " \
             "(PODVIEWS_SQL_RENDER_FROM_ROWS)"
-    cheap = run(RENDERED["path-filter"], 5)  # not a star: Theorem 4.3 reads the graph
+    cheap = run(RENDERED["not-exists"], 5)  # its EXISTS reads the graph
     assert jobs.unrendered(cheap) is None
     assert jobs.unrendered(cheap, spark=True) == small
-    assert jobs.unrendered(run(RENDERED["path-filter"], 10_000), spark=True) is None
+    assert jobs.unrendered(run(RENDERED["not-exists"], 10_000), spark=True) is None
     assert jobs.unrendered(run(RENDERED["star"], 5), spark=True) is None
+    assert jobs.unrendered(run(RENDERED["path-filter"], 5), spark=True) is None  # by ΔG's reach
 
 
 def test_a_view_with_too_many_schemas_to_render_runs_in_the_interpreter(migrated: str) -> None:

@@ -203,6 +203,9 @@ class Renderer:
         self.centre = partition(ran) if spark else None
         # or, where none, every BGP's patterns chained from constant subjects (``anchors``)
         self.anchors = anchors(ran) if spark and self.centre is None else None
+        # or, where neither, the one BGP's patterns reached from ΔG's triples (``seeded``)
+        self.seeded = seeded(ran) if spark and self.centre is None and self.anchors is None \
+            else None
         self.keys: list[str] = []
         self.reached: list[tuple[str, A.TriplePattern]] = []
         self.reaching = False  # whether the program reads ``pv_reach``
@@ -256,7 +259,8 @@ class Renderer:
             raise NotRendered("a triple pattern of a named graph")
         a = self.alias()
         conds: list[str] = []
-        if source in ("new", "old") and (self.centre is not None or self.anchors is not None):
+        if source in ("new", "old") and (self.centre is not None or self.anchors is not None
+                                         or self.seeded is not None):
             conds.append(f"{a}.{'kn' if source == 'new' else 'ko'} = 1")
             source = "reach"
         self.whole = self.whole or source in ("new", "old")
@@ -438,8 +442,9 @@ class Renderer:
 
     def scan(self, n: P.Scan) -> str | None:
         """ΔB = Σ_i T1(G')⋈…⋈T(i-1)(G')⋈Ti(ΔG)⋈T(i+1)(G)⋈…⋈Tn(G)  (Theorem 4.3),
-        or on Spark, for a star or a BGP of a plan reached from constant
-        subjects (``anchors``), ``hub_scan``."""
+        or on Spark, for a star, a BGP of a plan reached from constant
+        subjects (``anchors``) or one reached from ΔG's triples
+        (``seeded``), ``hub_scan``."""
         selects = []
         if len(n.triples) > MAX_PATTERNS:
             raise NotRendered(f"a BGP of more than {MAX_PATTERNS} triple patterns")
@@ -448,8 +453,8 @@ class Renderer:
         k = self.known
         changed = [tp for tp in n.triples
                    if k.changed(tp.p, k.inserted) or k.changed(tp.p, k.deleted)]
-        if self.anchors is not None and len(n.triples) > 1:  # Spark: reached from constants
-            return self.hub_scan(n) if changed else None
+        if (self.anchors is not None or self.seeded is not None) and len(n.triples) > 1:
+            return self.hub_scan(n) if changed else None  # Spark: reached from constants, ΔG
         centre = self.centre or (hub(n.triples) if self.spark else None)
         if centre is not None:
             self.reached += [(centre, tp) for tp in n.triples]
@@ -489,7 +494,8 @@ class Renderer:
         row (design note 175). A BGP of a plan whose BGPs are all reached
         from constant subjects (``anchors``) is the same join over what
         they reach: every mapping of it, in G or G', is made of those
-        triples (note 194)."""
+        triples (note 194); so is a BGP reached from ΔG's triples
+        (``seeded``): every mapping of it that holds one of them is."""
         items = connected([], [self.triple(t, "reach") for t in n.triples])
         k = net(items)
         return self.summed(n, [self.select(n, join(items), [f"{k} <> 0"], k)])
@@ -1130,6 +1136,40 @@ def anchors(nodes: Sequence[P.Node]) -> list[list[A.TriplePattern]] | None:
     return orders or None
 
 
+MAX_SEEDED = 6  # the most patterns of a BGP read from ΔG's triples (a CTE per pattern, per pattern)
+
+
+def seeded(nodes: Sequence[P.Node]) -> list[A.TriplePattern] | None:
+    """The patterns of the one BGP of ``nodes`` (as ``partition``'s) where
+    nothing else of them reads the graph — no other BGP, no join, union
+    or difference, no EXISTS — and the BGP is connected (two to
+    ``MAX_SEEDED`` patterns of the default graph, each with a constant
+    predicate, each sharing a variable with another): every mapping a
+    batch changes holds a triple of ΔG, and each of its other triples is
+    reached from that one through the BGP's joins (``_seeded``); the path
+    view's and SUM's BGPs, which share no variable among all their
+    patterns (``partition``). None where there is none."""
+    scans = [n for n in nodes if isinstance(n, P.Scan) and n.triples]
+    if len(scans) != 1 or not all(isinstance(n, P.Scan | P.Filter | P.Project | P.Extend
+                                             | P.Distinct) for n in nodes):
+        return None
+    if any(A.has_exists(e) for n in nodes if (e := getattr(n, "expr", None)) is not None):
+        return None
+    triples = list(scans[0].triples)
+    if not 2 <= len(triples) <= MAX_SEEDED or \
+            any(A.is_var(tp.p) or tp.g is not None for tp in triples):
+        return None
+    bound, todo = _vars(triples[0]), triples[1:]
+    while (step := next((tp for tp in todo if _vars(tp) & bound), None)) is not None:
+        todo.remove(step)
+        bound |= _vars(step)
+    return None if todo else triples
+
+
+def _vars(tp: A.TriplePattern) -> set[str]:
+    return {str(x) for x in (tp.s, tp.o) if A.is_var(x)}
+
+
 def subject_hub(triples: Sequence[A.TriplePattern]) -> str | None:
     """A star's centre that is the subject of every one of ``triples``
     (two or more), each with a constant predicate: the graph's key and
@@ -1166,6 +1206,8 @@ def reach(r: Renderer) -> str | None:
         return None
     if r.anchors is not None:
         return _chained(r, r.anchors)
+    if r.seeded is not None:
+        return _seeded(r, r.seeded)
     keys = candidates(r.keys) if r.keys else f"SELECT {NULL} AS h"
     parts = []
     for centre, tp in dict.fromkeys(r.reached):
@@ -1213,6 +1255,53 @@ def _chained(r: Renderer, orders: Sequence[Sequence[A.TriplePattern]]) -> str:
                 if A.is_var(x):
                     bound.setdefault(str(x), f"{pos} FROM {c}")
     return _reach_rows(ctes, candidates(parts))
+
+
+def _seeded(r: Renderer, triples: Sequence[A.TriplePattern]) -> str:
+    """``reach``'s query for a plan whose one BGP is reached from ΔG's
+    triples (``seeded``): for each pattern, ΔG's triples matching it (a
+    seed), then each other pattern's triples of G' and of ΔG's deletions
+    (``held`` whether G' holds it) whose subject or object is a value a
+    pattern reached before it (from the seed on, along the BGP's joins)
+    gave that variable, a CTE per pattern, read by index: every mapping of
+    the BGP holding a triple of ΔG, in G or G', is made of them."""
+    ctes: list[str] = []
+    parts: list[str] = []
+    for seed in triples:
+        c = f"c{len(ctes)}"
+        ctes.append(f"{c} AS (SELECT d.s, d.p, d.o, d.sign > 0 AS held FROM {DG} d WHERE "
+                    + " AND ".join(_matching_slots(r, seed, "d", {})) + ")")
+        parts.append(f"SELECT s, p, o FROM {c} WHERE held")
+        bound = {str(x): f"{pos} FROM {c}" for pos, x in (("o", seed.o), ("s", seed.s))
+                 if A.is_var(x)}
+        todo = [tp for tp in triples if tp is not seed]
+        while todo:
+            tp = next(tp for tp in todo if _vars(tp) & set(bound))
+            todo.remove(tp)
+            c = f"c{len(ctes)}"
+            held, deleted = (" AND ".join(_matching_slots(r, tp, t, bound)) for t in "td")
+            ctes.append(f"{c} AS (SELECT t.s, t.p, t.o, true AS held FROM pod_triples t WHERE "
+                        f"t.pod_id = ANY({PODS}) AND {held} UNION ALL SELECT d.s, d.p, d.o, "
+                        f"false FROM {DG} d WHERE d.sign < 0 AND {deleted})")
+            parts.append(f"SELECT s, p, o FROM {c} WHERE held")
+            for pos, x in (("s", tp.s), ("o", tp.o)):
+                if A.is_var(x):
+                    bound.setdefault(str(x), f"{pos} FROM {c}")
+    return _reach_rows(ctes, candidates(parts))
+
+
+def _matching_slots(r: Renderer, tp: A.TriplePattern, t: str, bound: Mapping[str, str]
+                    ) -> list[str]:
+    """The conditions on the row ``t`` of a triple matching ``tp``: its
+    constants, and for the first of its variables ``bound`` names (a
+    reached CTE's column), that the row's value is one of that column's."""
+    conds = [f"{t}.{pos} = {r.term(x)}" for pos, x in zip("spo", (tp.s, tp.p, tp.o))
+             if not A.is_var(x)]
+    joined = next(((pos, bound[str(x)]) for pos, x in (("s", tp.s), ("o", tp.o))
+                   if A.is_var(x) and str(x) in bound), None)
+    if joined is not None:
+        conds.append(f"{t}.{joined[0]} IN (SELECT {joined[1]})")
+    return conds
 
 
 def summing(plan: P.Plan) -> set[str]:
@@ -1346,6 +1435,8 @@ def _read(r: Renderer) -> str:
                 "of the triples they reach")
     if r.anchors is not None:
         return "every read of the graph by what its constant subjects reach"
+    if r.seeded is not None:
+        return "every read of the graph by what ΔG's triples reach through its BGP's joins"
     if not r.reached:  # no star
         return "reading every triple of its predicates"
     return ("each BGP that is a star re-evaluated on the values ΔG gives its centre, "
