@@ -1232,28 +1232,15 @@ def _reach_rows(ctes: Sequence[str], reached: str) -> str:
 def _chained(r: Renderer, orders: Sequence[Sequence[A.TriplePattern]]) -> str:
     """``reach``'s query for a plan whose BGPs are reached from constant
     subjects (``anchors``): each pattern's triples of G' and of ΔG's
-    deletions (``held`` whether G' holds it) whose subject is its constant
-    or a value the pattern before that binds it gave, a CTE per pattern,
-    read by index; every mapping of a BGP, in G or G', is made of them."""
+    deletions whose subject is its constant or a value the pattern before
+    that binds it gave (``_step``); every mapping of a BGP, in G or G', is
+    made of them."""
     ctes: list[str] = []
     parts: list[str] = []
     for order in orders:
         bound: dict[str, str] = {}  # a variable: the CTE and column that first bind it
         for tp in order:
-            c = f"c{len(ctes)}"
-            subject = (f"IN (SELECT {bound[str(tp.s)]})" if A.is_var(tp.s)
-                       else f"= {r.term(tp.s)}")
-            conds = [f"{{t}}.s {subject}", f"{{t}}.p = {r.term(tp.p)}"]
-            if not A.is_var(tp.o):
-                conds.append(f"{{t}}.o = {r.term(tp.o)}")
-            held, deleted = (" AND ".join(x.format(t=t) for x in conds) for t in "td")
-            ctes.append(f"{c} AS (SELECT t.s, t.p, t.o, true AS held FROM pod_triples t WHERE "
-                        f"t.pod_id = ANY({PODS}) AND {held} UNION ALL SELECT d.s, d.p, d.o, "
-                        f"false FROM {DG} d WHERE d.sign < 0 AND {deleted})")
-            parts.append(f"SELECT s, p, o FROM {c} WHERE held")
-            for pos, x in (("s", tp.s), ("o", tp.o)):
-                if A.is_var(x):
-                    bound.setdefault(str(x), f"{pos} FROM {c}")
+            _step(r, tp, bound, ctes, parts)
     return _reach_rows(ctes, candidates(parts))
 
 
@@ -1261,10 +1248,10 @@ def _seeded(r: Renderer, triples: Sequence[A.TriplePattern]) -> str:
     """``reach``'s query for a plan whose one BGP is reached from ΔG's
     triples (``seeded``): for each pattern, ΔG's triples matching it (a
     seed), then each other pattern's triples of G' and of ΔG's deletions
-    (``held`` whether G' holds it) whose subject or object is a value a
-    pattern reached before it (from the seed on, along the BGP's joins)
-    gave that variable, a CTE per pattern, read by index: every mapping of
-    the BGP holding a triple of ΔG, in G or G', is made of them."""
+    whose subject or object is a value a pattern reached before it (from
+    the seed on, along the BGP's joins) gave that variable (``_step``):
+    every mapping of the BGP holding a triple of ΔG, in G or G', is made
+    of them."""
     ctes: list[str] = []
     parts: list[str] = []
     for seed in triples:
@@ -1272,22 +1259,32 @@ def _seeded(r: Renderer, triples: Sequence[A.TriplePattern]) -> str:
         ctes.append(f"{c} AS (SELECT d.s, d.p, d.o, d.sign > 0 AS held FROM {DG} d WHERE "
                     + " AND ".join(_matching_slots(r, seed, "d", {})) + ")")
         parts.append(f"SELECT s, p, o FROM {c} WHERE held")
-        bound = {str(x): f"{pos} FROM {c}" for pos, x in (("o", seed.o), ("s", seed.s))
+        bound = {str(x): f"{pos} FROM {c}" for pos, x in (("s", seed.s), ("o", seed.o))
                  if A.is_var(x)}
         todo = [tp for tp in triples if tp is not seed]
         while todo:
             tp = next(tp for tp in todo if _vars(tp) & set(bound))
             todo.remove(tp)
-            c = f"c{len(ctes)}"
-            held, deleted = (" AND ".join(_matching_slots(r, tp, t, bound)) for t in "td")
-            ctes.append(f"{c} AS (SELECT t.s, t.p, t.o, true AS held FROM pod_triples t WHERE "
-                        f"t.pod_id = ANY({PODS}) AND {held} UNION ALL SELECT d.s, d.p, d.o, "
-                        f"false FROM {DG} d WHERE d.sign < 0 AND {deleted})")
-            parts.append(f"SELECT s, p, o FROM {c} WHERE held")
-            for pos, x in (("s", tp.s), ("o", tp.o)):
-                if A.is_var(x):
-                    bound.setdefault(str(x), f"{pos} FROM {c}")
+            _step(r, tp, bound, ctes, parts)
     return _reach_rows(ctes, candidates(parts))
+
+
+def _step(r: Renderer, tp: A.TriplePattern, bound: dict[str, str], ctes: list[str],
+          parts: list[str]) -> None:
+    """A CTE of ``tp``'s triples of G' and of ΔG's deletions (``held``
+    whether G' holds it) matching its constants and, for the first of its
+    variables ``bound`` names, one of the values reached for it, read by
+    index; added to ``ctes``, its triples of G' to ``parts``, and the
+    variables it binds first to ``bound``."""
+    c = f"c{len(ctes)}"
+    held, deleted = (" AND ".join(_matching_slots(r, tp, t, bound)) for t in "td")
+    ctes.append(f"{c} AS (SELECT t.s, t.p, t.o, true AS held FROM pod_triples t WHERE "
+                f"t.pod_id = ANY({PODS}) AND {held} UNION ALL SELECT d.s, d.p, d.o, "
+                f"false FROM {DG} d WHERE d.sign < 0 AND {deleted})")
+    parts.append(f"SELECT s, p, o FROM {c} WHERE held")
+    for pos, x in (("s", tp.s), ("o", tp.o)):
+        if A.is_var(x):
+            bound.setdefault(str(x), f"{pos} FROM {c}")
 
 
 def _matching_slots(r: Renderer, tp: A.TriplePattern, t: str, bound: Mapping[str, str]
