@@ -111,13 +111,14 @@ def test_spark_state_equals_the_engine_and_sql_continues_from_it(migrated: str) 
 # answers (note 150). A group, and what reads it, is left to the statement
 # merging Spark's rows (its aggregates' terms are looked up in the dictionary,
 # note 195): a COUNT over ΔG's triples, a SUM and a SAMPLE over an OPTIONAL's
-# join and difference computed by Spark, a HAVING above a COUNT; BGPs read by
+# join and difference computed by Spark, a HAVING above a COUNT, an EXISTS
+# above a group (run by Postgres when Spark has nothing to compute); BGPs read by
 # what ΔG's triples reach through their joins (the path view's, SUM's: note 195)
 DELTA_QUERIES = ["bgp-join", "star", "star-mixed", "star-exists", "distinct", "union",
                  "optional-filter", "minus", "not-exists",
                  "numeric-not",  # an error under NOT: absent from the numeric answers (note 150)
                  "missing-constants", "numeric", "counted", "anchored", "sample-optional",
-                 "count-having", "path-filter", "chain-sum"]
+                 "count-having", "group-exists", "path-filter", "chain-sum"]
 COUNTED = "PREFIX : <http://ex/> SELECT ?x (COUNT(*) AS ?n) WHERE { ?x :p ?y } GROUP BY ?x"
 
 
@@ -189,6 +190,42 @@ def test_spark_runs_the_delta_program_and_every_node_stays_equal_to_scratch(
         "subjects reach) for batches under"), where[views["anchored"]]
     assert where[views["not-exists"]].startswith(
         "spark: the delta program as Spark SQL (reading every triple of its predicates)")
+
+
+def test_an_exists_above_a_group_follows_a_batch_spark_has_nothing_for(
+        migrated: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group and the nodes above it are left to the statement merging
+    Spark's rows (note 195): a batch changing only what an EXISTS above the
+    group reads gives Spark nothing to compute, and that statement still
+    computes the EXISTS's change."""
+    from tests.executors.test_sql_render import RENDERED
+
+    programs: list[R.Program | None] = []
+    real = R.deltas
+    monkeypatch.setattr(R, "deltas", lambda *a, **kw: programs.append(real(*a, **kw))
+                        or programs[-1])
+    engine = sa.create_engine(migrated)
+    a, b, c_, p, q = (URIRef(EX + n) for n in ("a", "b", "c", "p", "q"))
+    with engine.begin() as c:
+        consumer = pods.create_agent(c, "urn:c", "consumer", b"c")
+        pod = pods.create_pod(c, "pod", pods.create_agent(c, "urn:o", "owner", b"o"))
+        record_grant(c, pod, consumer)
+        view = register_view(c, consumer, "v", RENDERED["group-exists"])
+    router = _router(mode="spark", spark_delta_below=float("inf"), render=True)
+    for name, triples in [("r1", {(a, p, b), (a, p, c_), (b, p, c_)}),  # two groups, no :q
+                          ("r2", {(a, q, b)}),  # :q alone: ?x = :a now passes the EXISTS
+                          ("r2", set())]:  # and no longer
+        with engine.begin() as c:
+            pods.put_resource(c, pod, name, triples)
+        while jobs.run_one(engine, "test", router):
+            pass
+        assert _node_states(engine, view, RENDERED["group-exists"]) == \
+            _backfilled_states(engine, [pod], RENDERED["group-exists"]), name
+    nothing = [x for x in programs if x is not None and not x.nodes]
+    assert len(nothing) == 2 and all(x.later for x in nothing)  # both :q batches
+    with engine.connect() as c:
+        failed = c.execute(sa.text("SELECT count(*) FROM jobs WHERE status <> 'done'")).scalar()
+    assert failed == 0
 
 
 def test_router_picks_by_size_and_can_be_forced() -> None:

@@ -140,6 +140,9 @@ RENDERED = {
     "chain-sum": P + "SELECT ?z (SUM(?w) AS ?s) (COUNT(?x) AS ?n) WHERE { ?x :p ?y . ?y :q ?z . "
                      "?x :r ?w } GROUP BY ?z",
     "chain-distinct": P + "SELECT DISTINCT ?x ?w WHERE { ?x :p ?y . ?y :q ?z . ?z :r ?w }",
+    # an EXISTS above a group: on Spark, a batch of :q alone changes nothing Spark computes
+    "group-exists": P + "SELECT ?x ?n WHERE { { SELECT ?x (COUNT(*) AS ?n) WHERE { ?x :p ?y } "
+                        "GROUP BY ?x } FILTER EXISTS { ?x :q ?z } }",
 }
 OBJECTS = [Literal(1), Literal(2), Literal("1.5", datatype=XSD.decimal),
            Literal("-1", datatype=XSD.integer), Literal("2.0E0", datatype=XSD.double),

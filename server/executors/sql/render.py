@@ -1117,8 +1117,8 @@ def anchored(triples: Sequence[A.TriplePattern], least: int = 2
 
 
 def anchors(nodes: Sequence[P.Node]) -> list[list[A.TriplePattern]] | None:
-    """Each BGP of ``nodes`` (as ``partition``'s) in ``anchored``'s order, where every one (a
-    single pattern too) is reached from constant subjects and no EXISTS
+    """Each BGP of ``nodes`` (as ``partition``'s) in ``anchored``'s order,
+    where every one (a single pattern too) is reached from constant subjects and no EXISTS
     reads the graph by keys of its own: every mapping of every node, in G
     and in G', is then made of the triples those chains reach (``reach``),
     few whatever the data (BSBM's Q2, one product's neighbourhood). None
@@ -1425,6 +1425,7 @@ def reads(plan: P.Plan) -> str:
 
 
 def _read(r: Renderer) -> str:
+    """What ``r``'s program reads of the graph, in words (``reads``)."""
     if not r.reaching and not r.whole:
         return "reading ΔG's triples only"
     if r.centre is not None:
