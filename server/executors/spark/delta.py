@@ -24,9 +24,10 @@ What the program reads of the graph (design note 175):
   JDBC in the job's exported snapshot (design note 137).
 A program that reads by keys only gets the numeric answers and the stored
 tables the same way (JDBC past ``SHIPPED`` rows); with every input handed
-over, it runs step by step, each step's rows handed back as a local
-relation; otherwise a program small once its CTEs are inlined runs as one
-query, a larger one step by step, cached (``_execute``).
+over, it runs step by step, each step read twice or more handed back as a
+local relation of its rows, one read once inlined into its reader
+(``_stepwise``); otherwise a program small once its CTEs are inlined runs
+as one query, a larger one step by step, cached (``_execute``).
 """
 
 from __future__ import annotations
@@ -140,22 +141,16 @@ FUSED = 64  # the most relations a program may name, once its CTEs are inlined, 
 def _execute(spark: Any, views: dict[str, Any], steps: list[tuple[str, str]],
              query: str, local: bool) -> Any:
     """The rows of ``query`` after ``steps``, over ``views`` (registered as
-    Spark views, dropped after). A program that reads no step twice runs
-    as one query, one Spark job (the path view's three steps and SUM's
-    one: 0.39–0.70 s against 0.53–1.14 step by step, design note 195).
-    Otherwise, where every input is ``local`` (handed over by the job: the
-    program reads by keys, each input at most ``SHIPPED`` rows), each step
-    is computed at once and handed back as a local relation of its rows:
-    each step's plan then reads inputs of known, small size, and no step
-    is planned twice (note 194). Otherwise a program that stays small once
-    Spark inlines its CTEs (``inlined``) runs as one query (note 175); a
-    larger one step by step, each step a cached view read by name by the
-    next, its inputs cached (one query of a large program took Spark's
-    planner minutes, note 137)."""
+    Spark views, dropped after). Where every input is ``local`` (handed
+    over by the job: the program reads by keys, each input at most
+    ``SHIPPED`` rows), by ``_stepwise``. Otherwise a program that stays
+    small once Spark inlines its CTEs (``inlined``) runs as one query, one
+    Spark job (note 175); a larger one step by step, each step a cached
+    view read by name by the next, its inputs cached (one query of a
+    large program took Spark's planner minutes, note 137)."""
     cached = []
     try:
-        size = inlined(steps, query)
-        fused = size <= FUSED and (size <= len(steps) or not local)
+        fused = not local and inlined(steps, query) <= FUSED
         cache = not local and not fused  # its steps, and its inputs, in Spark's cache
         for name, frame in views.items():  # read once: the program names each many times
             if cache and name != R.DG:
@@ -163,15 +158,13 @@ def _execute(spark: Any, views: dict[str, Any], steps: list[tuple[str, str]],
                 cached.append(frame)
             frame.createOrReplaceTempView(name)
         with interpreted(spark):
+            if local:
+                return _stepwise(spark, views, steps, query)
             if fused:
-                return spark.sql(f"WITH {', '.join(f'{n} AS ({b})' for n, b in steps)} "
-                                 f"{query}").toArrow()
+                return spark.sql(_with(steps, query)).toArrow()
             for name, body in steps:
-                if cache:
-                    frame = spark.sql(body).cache()
-                    cached.append(frame)
-                else:
-                    frame = spark.createDataFrame(spark.sql(body).toArrow())
+                frame = spark.sql(body).cache()
+                cached.append(frame)
                 frame.createOrReplaceTempView(name)
                 views[name] = frame
             return spark.sql(query).toArrow()
@@ -184,14 +177,61 @@ def _execute(spark: Any, views: dict[str, Any], steps: list[tuple[str, str]],
             spark.catalog.dropTempView(name)
 
 
+def _stepwise(spark: Any, views: dict[str, Any], steps: list[tuple[str, str]],
+              query: str) -> Any:
+    """The rows of ``query`` after ``steps`` over handed-over inputs: each
+    step read by two or more of the later steps and the query computed at
+    once and handed back as a local relation of its rows (registered in
+    ``views``), so the plans reading it read an input of known, small size
+    and it is computed once (design note 194); a step read once inlined (a
+    CTE) into the one that reads it, which repeats nothing and saves a
+    Spark job (note 195: Q2's 21 jobs 12, the path view's 4 one)."""
+    texts = [body for _, body in steps] + [query]
+    reads = {name: sum(_names(name, t) for t in texts) for name, _ in steps}
+    pending: dict[str, str] = {}  # the steps read once, not yet inlined into their reader
+    for name, body in steps:
+        if reads[name] == 1:
+            pending[name] = body
+            continue
+        frame = spark.createDataFrame(spark.sql(_with(_taken(pending, body), body)).toArrow())
+        frame.createOrReplaceTempView(name)
+        views[name] = frame
+    return spark.sql(_with(_taken(pending, query), query)).toArrow()
+
+
+def _taken(pending: dict[str, str], body: str) -> list[tuple[str, str]]:
+    """The steps of ``pending`` that ``body`` reads, directly or through
+    one another, in their order, taken out of it (each is read once)."""
+    needed: set[str] = set()
+    todo = [body]
+    while todo:
+        text = todo.pop()
+        for name, inner in pending.items():
+            if name not in needed and _names(name, text):
+                needed.add(name)
+                todo.append(inner)
+    return [(name, pending.pop(name)) for name in list(pending) if name in needed]
+
+
+def _with(steps: Sequence[tuple[str, str]], query: str) -> str:
+    """``query`` after ``steps`` as its CTEs."""
+    if not steps:
+        return query
+    return f"WITH {', '.join(f'{n} AS ({b})' for n, b in steps)} {query}"
+
+
+def _names(step: str, body: str) -> int:
+    """How many times ``body`` names the relation ``step``."""
+    return len(re.findall(rf"\b{re.escape(step)}\b", body))
+
+
 def inlined(steps: list[tuple[str, str]], query: str) -> int:
     """How many relations ``query`` reads once every step it names (a CTE)
     is inlined where it is named, as Spark's planner does: a step named
     twice counts twice."""
     size: dict[str, int] = {}
     for name, body in [*steps, ("", query)]:
-        size[name] = 1 + sum(n * len(re.findall(rf"\b{re.escape(step)}\b", body))
-                             for step, n in size.items())
+        size[name] = 1 + sum(n * _names(step, body) for step, n in size.items())
     return size[""] - 1
 
 
