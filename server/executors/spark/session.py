@@ -55,6 +55,7 @@ def session(cfg: SparkConfig) -> Any:
                     .config("spark.jars", cfg.jdbc_jar)
                     .config("spark.sql.shuffle.partitions", str(cfg.shuffle_partitions))
                     .config("spark.driver.memory", cfg.driver_memory)
+                    .config("spark.buffer.pageSize", cfg.page_size)
                     .config("spark.sql.maxPlanStringLength", "100000")
                     # a UNION ALL of a 2-partition and a 4-partition input claimed
                     # their partitioning and failed ("Can't zip RDDs with unequal
