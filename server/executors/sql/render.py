@@ -23,7 +23,7 @@ other than of a BGP) makes the view run in the interpreter
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rdflib import XSD
 from rdflib.term import BNode, Identifier
@@ -207,9 +207,16 @@ class Renderer:
         self.seeded = seeded(ran) if spark and self.centre is None and self.anchors is None \
             else None
         self.keys: list[str] = []
+        # BGPs read through ``pv_reach`` as steps (``both``): name, variables, certain ones
+        self.bgps: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {}
         self.reached: list[tuple[str, A.TriplePattern]] = []
         self.reaching = False  # whether the program reads ``pv_reach``
         self.whole = False  # whether it reads the graph otherwise
+
+    @property
+    def reads_reach(self) -> bool:
+        """Whether the graph, old and new, is read through ``pv_reach``."""
+        return self.centre is not None or self.anchors is not None or self.seeded is not None
 
     def quote(self, table: str) -> str:
         return f"`{table}`" if self.spark else f'"{table}"'
@@ -259,8 +266,7 @@ class Renderer:
             raise NotRendered("a triple pattern of a named graph")
         a = self.alias()
         conds: list[str] = []
-        if source in ("new", "old") and (self.centre is not None or self.anchors is not None
-                                         or self.seeded is not None):
+        if source in ("new", "old") and self.reads_reach:
             conds.append(f"{a}.{'kn' if source == 'new' else 'ko'} = 1")
             source = "reach"
         self.whole = self.whole or source in ("new", "old")
@@ -341,6 +347,10 @@ class Renderer:
         schema), or, for a BGP, its triple patterns over G."""
         if not self.plan.stored(n):
             assert isinstance(n, P.Scan)
+            if self.spark and self.reads_reach and len(n.triples) > 1:
+                both = self.both(n)
+                return [[replace(
+                    both, conds=[f"{both.sql.rsplit(' ', 1)[1]}.ko = 1"])]]
             order = None if self.spark else anchored(n.triples)
             if order is not None:
                 return [[self.anchored_old(n, order)]]
@@ -496,9 +506,29 @@ class Renderer:
         they reach: every mapping of it, in G or G', is made of those
         triples (note 194); so is a BGP reached from ΔG's triples
         (``seeded``): every mapping of it that holds one of them is."""
-        items = connected([], [self.triple(t, "reach") for t in n.triples])
-        k = net(items)
-        return self.summed(n, [self.select(n, join(items), [f"{k} <> 0"], k)])
+        both = self.both(n)
+        a = both.sql.rsplit(" ", 1)[1]
+        return self.summed(n, [self.select(n, join([both]), [f"{a}.kn <> {a}.ko"],
+                                           f"{a}.kn - {a}.ko")])
+
+    def both(self, n: P.Scan) -> Item:
+        """A BGP read through ``pv_reach`` (``hub_scan``, ``old``): its
+        mappings in G or G' with ``kn`` (in G') and ``ko`` (in G), each the
+        product of its triples', a step of the program computed once for
+        every rule reading it: Q2's twelve patterns were joined in ΔQ,
+        again in the OPTIONAL's candidates, again per candidate for its
+        old support (design note 197)."""
+        if n.id not in self.bgps:
+            items = connected([], [self.triple(t, "reach") for t in n.triples])
+            j, kn, ko = join(items), product(items, "kn"), product(items, "ko")
+            name = self.alias("b")
+            where = [*j.where, f"({kn} = 1 OR {ko} = 1)"]
+            body = (f"SELECT {self._cols(sorted(j.cols), j.cols)}, {kn} AS kn, {ko} AS ko "
+                    f"FROM {j.from_} WHERE {' AND '.join(where)}")
+            self.ctes.append((name, body))
+            self.bgps[n.id] = (name, frozenset(j.cols), j.certain)
+        name, vars_, certain = self.bgps[n.id]
+        return self._cte_item(name, vars_, certain)
 
     def star_scan(self, n: P.Scan, centre: str, changed: Sequence[A.TriplePattern]) -> str | None:
         """ΔB of a star whose patterns all have its centre as subject, on
