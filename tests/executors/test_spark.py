@@ -228,6 +228,51 @@ def test_an_exists_above_a_group_follows_a_batch_spark_has_nothing_for(
     assert failed == 0
 
 
+def test_a_batch_no_constant_reaches_runs_no_spark_job(
+        migrated: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan whose BGPs are all reached from constant subjects (note 194)
+    changes only where a triple of ΔG is among those they reach: a batch
+    of the view's predicates reaching none of them, inserted or deleted,
+    runs no Spark job (note 197), and the view stays equal to scratch
+    through batches that do and do not."""
+    from server.executors.spark import delta
+    from tests.executors.test_sql_render import RENDERED
+
+    ran: list[int] = []
+    real = delta._execute
+    monkeypatch.setattr(delta, "_execute", lambda *a, **kw: ran.append(1) or real(*a, **kw))
+    engine = sa.create_engine(migrated)
+    a, b, c_, d, e, p, q, r = (URIRef(EX + n) for n in "abcdepqr")
+    y1, y2, z1, z2, w1 = (URIRef(EX + n) for n in ("y1", "y2", "z1", "z2", "w1"))
+    text = RENDERED["anchored"]  # :a :p ?y . ?y :q ?z . :a :r ?w OPTIONAL {:b :q ?t} MINUS …
+    with engine.begin() as c:
+        consumer = pods.create_agent(c, "urn:c", "consumer", b"c")
+        pod = pods.create_pod(c, "pod", pods.create_agent(c, "urn:o", "owner", b"o"))
+        record_grant(c, pod, consumer)
+        view = register_view(c, consumer, "v", text)
+    router = _router(mode="spark", spark_delta_below=float("inf"), render=True)
+    while jobs.run_one(engine, "test", router):  # its backfill
+        pass
+    runs = []
+    for name, triples in [("r1", {(a, p, y1), (y1, q, z1), (a, r, w1), (c_, p, y2)}),
+                          ("r2", {(d, p, y1), (e, q, z1), (d, r, w1)}),  # reached by no constant
+                          ("r2", set()),  # nor their deletion
+                          ("r3", {(y1, q, z2), (b, q, z1)}),  # reached from :a, :b
+                          ("r1", set())]:
+        before = len(ran)
+        with engine.begin() as c:
+            pods.put_resource(c, pod, name, triples)
+        while jobs.run_one(engine, "test", router):
+            pass
+        runs.append(len(ran) - before)
+        assert _node_states(engine, view, text) == _backfilled_states(engine, [pod], text), name
+    assert runs == [1, 0, 0, 1, 1]
+    with engine.connect() as c:
+        failed = c.execute(sa.text("SELECT count(*) FROM jobs WHERE status <> 'done'")).scalar()
+        rows = catalog.view_results(c, view)
+    assert failed == 0 and rows == {}  # r1 gone: nothing from :a
+
+
 def test_router_picks_by_size_and_can_be_forced() -> None:
     auto = _router(threshold=1000)
     assert auto.pick(10) == "sql"

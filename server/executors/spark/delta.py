@@ -69,8 +69,7 @@ def maintain(conn: Connection, view: int, plan: P.Plan, tables: dict[str, krel.N
     program = R.deltas(plan, tables, len(pods), known)
     if program is None:
         return 0, size
-    rows = _run(conn, program, tables, had, pods, _predicates(plan, known.ids), cfg) \
-        if program.nodes else _no_rows(program.width)
+    rows = _run(conn, program, tables, had, pods, _predicates(plan, known.ids), cfg)
     if rows.num_rows == 0 and not program.later:
         return 0, size
     staging = rows.add_column(1, "schema", _strings(rows.num_rows)).rename_columns(
@@ -87,13 +86,21 @@ def maintain(conn: Connection, view: int, plan: P.Plan, tables: dict[str, krel.N
 
 def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables],
          had: set[str], pods: list[int], predicates: list[int] | None, cfg: SparkConfig) -> Any:
-    """The program's rows (Arrow). Tables not in ``had`` were created by
-    this job, invisible in its exported snapshot: empty."""
+    """The program's rows (Arrow); none, and no Spark job, where it
+    computes no node or is ``closed`` and none of the triples it reaches
+    changed. Tables not in ``had`` were created by this job, invisible in
+    its exported snapshot: empty."""
     in_pods = f"IN ({', '.join(str(int(p)) for p in pods)})"
 
     def with_pods(sql: str) -> str:  # the SQL's pods parameter, written in
         return sql.replace(f"= ANY({R.PODS})", in_pods)
 
+    if not program.nodes:
+        return _no_rows(program.width)
+    reached = None if program.reach is None else conn.execute(
+        text(with_pods(program.reach))).all()  # the triples the keys reach, this snapshot
+    if program.closed and all(kn == ko for *_, kn, ko in reached or ()):
+        return _no_rows(program.width)
     steps = [(name, with_pods(body)) for name, body in program.steps]
     sql = " ".join(body for _, body in steps)
     spark = session(cfg)
@@ -119,9 +126,8 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
                 return frame
         return read(query, column)
 
-    if program.reach is not None:  # the triples the keys reach, from this snapshot
-        views[R.REACH] = _shipped(spark, conn, with_pods(program.reach),
-                                  ["s", "p", "o", "kn", "ko"])
+    if reached is not None:
+        views[R.REACH] = _local(spark, ["s", "p", "o", "kn", "ko"], reached)
     if program.whole:
         views["pod_triples"] = read(
             f"SELECT pod_id, s, p, o FROM pod_triples WHERE pod_id {in_pods}"

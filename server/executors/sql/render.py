@@ -1250,13 +1250,14 @@ def reach(r: Renderer) -> str | None:
     return _reach_rows([f"keys AS ({keys})"], reached)
 
 
-def _reach_rows(ctes: Sequence[str], reached: str) -> str:
+def _reach_rows(ctes: Sequence[str], reached: str, gone: str | None = None) -> str:
     """``pv_reach``'s rows: the pods' triples ``reached`` selects (after
     ``ctes``), each with ``kn`` 1 and ``ko`` whether G held it, and ΔG's
-    deletions (``kn`` 0, ``ko`` 1)."""
+    deletions ``gone`` selects (``kn`` 0, ``ko`` 1; None: every one)."""
+    gone = gone or f"SELECT d.s, d.p, d.o FROM {DG} d WHERE d.sign < 0"
     return (f"WITH {', '.join(ctes)} SELECT g.s, g.p, g.o, 1 AS kn, CASE WHEN {inserted('g')} "
             f"THEN 0 ELSE 1 END AS ko FROM ({reached}) AS g UNION ALL "
-            f"SELECT d.s, d.p, d.o, 0, 1 FROM {DG} d WHERE d.sign < 0")
+            f"SELECT e.s, e.p, e.o, 0, 1 FROM ({gone}) AS e")
 
 
 def _chained(r: Renderer, orders: Sequence[Sequence[A.TriplePattern]]) -> str:
@@ -1266,12 +1267,11 @@ def _chained(r: Renderer, orders: Sequence[Sequence[A.TriplePattern]]) -> str:
     that binds it gave (``_step``); every mapping of a BGP, in G or G', is
     made of them."""
     ctes: list[str] = []
-    parts: list[str] = []
     for order in orders:
         bound: dict[str, str] = {}  # a variable: the CTE and column that first bind it
         for tp in order:
-            _step(r, tp, bound, ctes, parts)
-    return _reach_rows(ctes, candidates(parts))
+            _step(r, tp, bound, ctes)
+    return _reached_rows(ctes)
 
 
 def _seeded(r: Renderer, triples: Sequence[A.TriplePattern]) -> str:
@@ -1283,35 +1283,41 @@ def _seeded(r: Renderer, triples: Sequence[A.TriplePattern]) -> str:
     every mapping of the BGP holding a triple of ΔG, in G or G', is made
     of them."""
     ctes: list[str] = []
-    parts: list[str] = []
     for seed in triples:
         c = f"c{len(ctes)}"
         ctes.append(f"{c} AS (SELECT d.s, d.p, d.o, d.sign > 0 AS held FROM {DG} d WHERE "
                     + " AND ".join(_matching_slots(r, seed, "d", {})) + ")")
-        parts.append(f"SELECT s, p, o FROM {c} WHERE held")
         bound = {str(x): f"{pos} FROM {c}" for pos, x in (("s", seed.s), ("o", seed.o))
                  if A.is_var(x)}
         todo = [tp for tp in triples if tp is not seed]
         while todo:
             tp = next(tp for tp in todo if _vars(tp) & set(bound))
             todo.remove(tp)
-            _step(r, tp, bound, ctes, parts)
-    return _reach_rows(ctes, candidates(parts))
+            _step(r, tp, bound, ctes)
+    return _reached_rows(ctes)
 
 
-def _step(r: Renderer, tp: A.TriplePattern, bound: dict[str, str], ctes: list[str],
-          parts: list[str]) -> None:
+def _reached_rows(ctes: Sequence[str]) -> str:
+    """``pv_reach``'s rows from the CTEs of ``_step`` (``c0``, ``c1`` …,
+    each row ``held`` in G' or one of ΔG's deletions): the triples of G'
+    and the deletions they reached, no other — so a batch whose triples
+    none of them reaches gives no row with ``kn`` ≠ ``ko`` (``Program.closed``)."""
+    names = [f"c{i}" for i in range(len(ctes))]
+    return _reach_rows(ctes, candidates([f"SELECT s, p, o FROM {c} WHERE held" for c in names]),
+                       candidates([f"SELECT s, p, o FROM {c} WHERE NOT held" for c in names]))
+
+
+def _step(r: Renderer, tp: A.TriplePattern, bound: dict[str, str], ctes: list[str]) -> None:
     """A CTE of ``tp``'s triples of G' and of ΔG's deletions (``held``
     whether G' holds it) matching its constants and, for the first of its
     variables ``bound`` names, one of the values reached for it, read by
-    index; added to ``ctes``, its triples of G' to ``parts``, and the
-    variables it binds first to ``bound``."""
+    index; added to ``ctes``, and the variables it binds first to
+    ``bound``."""
     c = f"c{len(ctes)}"
     held, deleted = (" AND ".join(_matching_slots(r, tp, t, bound)) for t in "td")
     ctes.append(f"{c} AS (SELECT t.s, t.p, t.o, true AS held FROM pod_triples t WHERE "
                 f"t.pod_id = ANY({PODS}) AND {held} UNION ALL SELECT d.s, d.p, d.o, "
                 f"false FROM {DG} d WHERE d.sign < 0 AND {deleted})")
-    parts.append(f"SELECT s, p, o FROM {c} WHERE held")
     for pos, x in (("s", tp.s), ("o", tp.o)):
         if A.is_var(x):
             bound.setdefault(str(x), f"{pos} FROM {c}")
@@ -1543,6 +1549,9 @@ class Program:
     reach: str | None = None  # Postgres's query of ``pv_reach`` (``reach``)
     whole: bool = True  # whether it reads ``pod_triples``, the pods' graph, too
     later: frozenset[str] = frozenset()
+    # every mapping of its nodes, in G and G', made of ``pv_reach``'s triples (``anchors``,
+    # ``seeded``: ``_reached_rows``): none of them changed (each kn = ko), nothing changes
+    closed: bool = False
 
 
 def deltas(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
@@ -1565,7 +1574,8 @@ def deltas(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
                            for v in every) + ("," if every else "")
                + f" k FROM {name}" for n, name in out]
     return Program(ctes, " UNION ALL ".join(selects), [n.id for n, _ in out], len(every),
-                   reach(r), r.whole, r.later)
+                   reach(r), r.whole, r.later,
+                   r.reaching and not r.whole and (r.anchors is not None or r.seeded is not None))
 
 
 def deferred(plan: P.Plan) -> frozenset[str]:
