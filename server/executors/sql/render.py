@@ -207,8 +207,7 @@ class Renderer:
         self.seeded = seeded(ran) if spark and self.centre is None and self.anchors is None \
             else None
         self.keys: list[str] = []
-        # BGPs read through ``pv_reach`` as steps (``both``): name, variables, certain ones
-        self.bgps: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {}
+        self.bgps: dict[str, str] = {}  # BGPs read through ``pv_reach``: their step (``both``)
         self.reached: list[tuple[str, A.TriplePattern]] = []
         self.reaching = False  # whether the program reads ``pv_reach``
         self.whole = False  # whether it reads the graph otherwise
@@ -347,10 +346,9 @@ class Renderer:
         schema), or, for a BGP, its triple patterns over G."""
         if not self.plan.stored(n):
             assert isinstance(n, P.Scan)
-            if self.spark and self.reads_reach and len(n.triples) > 1:
+            if self.reads_reach and len(n.triples) > 1:
                 both = self.both(n)
-                return [[replace(
-                    both, conds=[f"{both.sql.rsplit(' ', 1)[1]}.ko = 1"])]]
+                return [[replace(both, conds=[f"{product([both], 'ko')} = 1"])]]
             order = None if self.spark else anchored(n.triples)
             if order is not None:
                 return [[self.anchored_old(n, order)]]
@@ -506,10 +504,9 @@ class Renderer:
         they reach: every mapping of it, in G or G', is made of those
         triples (note 194); so is a BGP reached from ΔG's triples
         (``seeded``): every mapping of it that holds one of them is."""
-        both = self.both(n)
-        a = both.sql.rsplit(" ", 1)[1]
-        return self.summed(n, [self.select(n, join([both]), [f"{a}.kn <> {a}.ko"],
-                                           f"{a}.kn - {a}.ko")])
+        items = [self.both(n)]
+        k = net(items)
+        return self.summed(n, [self.select(n, join(items), [f"{k} <> 0"], k)])
 
     def both(self, n: P.Scan) -> Item:
         """A BGP read through ``pv_reach`` (``hub_scan``, ``old``): its
@@ -521,14 +518,13 @@ class Renderer:
         if n.id not in self.bgps:
             items = connected([], [self.triple(t, "reach") for t in n.triples])
             j, kn, ko = join(items), product(items, "kn"), product(items, "ko")
-            name = self.alias("b")
+            self.bgps[n.id] = self.alias("b")
             where = [*j.where, f"({kn} = 1 OR {ko} = 1)"]
-            body = (f"SELECT {self._cols(sorted(j.cols), j.cols)}, {kn} AS kn, {ko} AS ko "
-                    f"FROM {j.from_} WHERE {' AND '.join(where)}")
-            self.ctes.append((name, body))
-            self.bgps[n.id] = (name, frozenset(j.cols), j.certain)
-        name, vars_, certain = self.bgps[n.id]
-        return self._cte_item(name, vars_, certain)
+            self.ctes.append((self.bgps[n.id], (
+                f"SELECT {self._cols(sorted(j.cols), j.cols)}, {kn} AS kn, {ko} AS ko "
+                f"FROM {j.from_} WHERE {' AND '.join(where)}")))
+        s = shape(n)
+        return self._cte_item(self.bgps[n.id], s.vars, s.certain)
 
     def star_scan(self, n: P.Scan, centre: str, changed: Sequence[A.TriplePattern]) -> str | None:
         """ΔB of a star whose patterns all have its centre as subject, on
