@@ -208,6 +208,8 @@ class Renderer:
             else None
         self.keys: list[str] = []
         self.bgps: dict[str, str] = {}  # BGPs read through ``pv_reach``: their step (``both``)
+        self.stepped: dict[str, str] = {}  # nodes evaluated over ``pv_reach``: their step (``dual``)
+        self.evaluates = False  # whether the program is ``dual``'s
         self.reached: list[tuple[str, A.TriplePattern]] = []
         self.reaching = False  # whether the program reads ``pv_reach``
         self.whole = False  # whether it reads the graph otherwise
@@ -1463,6 +1465,9 @@ def _read(r: Renderer) -> str:
     if r.centre is not None:
         return (f"every read of the graph by the values ΔG gives ?{r.centre}, "
                 "of the triples they reach")
+    if r.evaluates:
+        return ("the plan evaluated in G and in G' over what its constant subjects reach, "
+                "no stored row read")
     if r.anchors is not None:
         return "every read of the graph by what its constant subjects reach"
     if r.seeded is not None:
@@ -1477,7 +1482,9 @@ def _read(r: Renderer) -> str:
 def _rendered(plan: P.Plan, spark: bool) -> Renderer:
     """The plan's program rendered over stand-in tables, every predicate
     taken as changed (``NotRendered`` where a node does not render)."""
-    r = Renderer(plan, stand_ins(plan), 1, Known({}), spark)
+    if spark:
+        return _spark_program(plan, stand_ins(plan), 1, Known({}))[0]
+    r = Renderer(plan, stand_ins(plan), 1, Known({}))
     _program(r)
     return r
 
@@ -1556,12 +1563,7 @@ def deltas(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
     (the pods' triples), ``pv_dg`` (ΔG) and the stored nodes' tables by
     name (None: the batch changes no node). ``finish`` adds its rows to
     the K-relations, after computing the nodes it leaves to Postgres."""
-    r = Renderer(plan, tables, pods, known, spark=True)
-    ctes, stored = _program(r)
-    needed = {c.id for n in plan.nodes if n.id in r.later for c in n.children} - r.later
-    out = [(n, name) for _, n, name in stored] + [
-        (n, r.delta_name[n.id]) for n in plan.nodes
-        if n.id in needed and not plan.stored(n) and n.id in r.delta_name]
+    r, ctes, out = _spark_program(plan, tables, pods, known)
     if not out and not r.later:
         return None
     every = sorted(r.column, key=lambda v: int(r.column[v][1:]))
@@ -1569,9 +1571,43 @@ def deltas(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
                + ", ".join(f"{r.column[v] if v in shape(n).vars else NULL} AS {r.column[v]}"
                            for v in every) + ("," if every else "")
                + f" k FROM {name}" for n, name in out]
-    return Program(ctes, " UNION ALL ".join(selects), [n.id for n, _ in out], len(every),
-                   reach(r), r.whole, r.later,
+    query = " UNION ALL ".join(selects)
+    if r.evaluates:  # its nodes' rows are not summed (``dual.net``)
+        query = _per_mapping(query, [r.column[v] for v in every])
+    return Program(ctes, query, [n.id for n, _ in out], len(every), reach(r), r.whole, r.later,
                    r.reaching and not r.whole and (r.anchors is not None or r.seeded is not None))
+
+
+def _per_mapping(query: str, columns: Sequence[str]) -> str:
+    """The rows of ``query`` (``node``, ``columns``, ``k``) summed per node
+    and mapping, zeros dropped: one aggregation for the program, not one
+    per node (Q2's six stored nodes: one exchange against six, design
+    note 198)."""
+    keys = ", ".join(["node", *columns])
+    return (f"SELECT {keys}, CAST(sum(k) AS bigint) AS k FROM ({query}) AS q "
+            f"GROUP BY {keys} HAVING sum(k) <> 0")
+
+
+def _spark_program(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
+                   ) -> tuple[Renderer, list[tuple[str, str]], list[tuple[P.Node, str]]]:
+    """The renderer of the plan's Spark program, its steps and the nodes
+    whose ΔQ it gives, with their relations: a closed plan's (``anchors``)
+    evaluated over ``pv_reach`` in G and G' (``dual``, design note 198)
+    where every node renders so, else the counting rules (``_program``)."""
+    from server.executors.sql import dual  # it renders with this module's Renderer
+
+    r = Renderer(plan, tables, pods, known, spark=True)
+    needed = {c.id for n in plan.nodes if n.id in r.later for c in n.children} - r.later
+    if r.anchors is not None:
+        try:
+            ctes = dual.program(r, needed)
+            return r, ctes, [(n, r.delta_name[n.id]) for n in plan.nodes if n.id in r.delta_name]
+        except NotRendered:
+            r = Renderer(plan, tables, pods, known, spark=True)
+    ctes, stored = _program(r)
+    return r, ctes, [(n, name) for _, n, name in stored] + [
+        (n, r.delta_name[n.id]) for n in plan.nodes
+        if n.id in needed and not plan.stored(n) and n.id in r.delta_name]
 
 
 def deferred(plan: P.Plan) -> frozenset[str]:
