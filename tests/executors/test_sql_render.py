@@ -264,6 +264,10 @@ def test_a_program_on_spark_reads_only_the_triples_its_keys_reach() -> None:
     assert found is not None and found.reach is not None and found.whole
     # and the view's placement says so
     assert R.reads(plan("optional")) == \
+        "the plan evaluated in G and in G' over the triples the values ΔG gives ?y reach, " \
+        "no stored row read"
+    # a DISTINCT over a projection dropping the centre: the counting rules (note 198)
+    assert R.reads(plan("project-distinct")) == \
         "every read of the graph by the values ΔG gives ?y, of the triples they reach"
     assert R.reads(plan("star-exists")) == \
         "each BGP that is a star re-evaluated on the values ΔG gives its centre, the other " \

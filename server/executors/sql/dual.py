@@ -7,8 +7,10 @@ mapping (design note 198).
 It holds where every mapping of every node, in G and in G', is made of
 ``pv_reach``'s triples: a plan whose BGPs are all chained from constant
 subjects (``render.anchors``), where ``pv_reach`` holds what those chains
-reach in G' and among ΔG's deletions. Evaluated over those triples, each
-node gives exactly its mappings over the whole graph, so Q(G') − Q(G)
+reach in G' and among ΔG's deletions; and, for the mappings a batch can
+change, a plan partitioned by a centre (``applies``). Evaluated over those
+triples, each node gives exactly its mappings over the whole graph (its
+changed ones), so Q(G') − Q(G)
 needs neither the stored rows nor the counting rules' lookups of them
 (BSBM's Q2: seven Spark jobs, one per step read twice, against the
 rules' nine, one of which tested each candidate's old support).
@@ -130,12 +132,40 @@ def net(r: Renderer, n: P.Node) -> str:
     return f"SELECT {', '.join(names)}, kn - ko AS k FROM ({rows}) AS u WHERE kn <> ko"
 
 
+def applies(r: Renderer) -> bool:
+    """Whether ``r``'s plan is evaluated so: one whose BGPs are chained
+    from constant subjects (``anchors``), or one partitioned by a centre
+    (``partition``) none of whose DISTINCTs merges mappings of different
+    centres. A centre's plan reaches the mappings whose centre is one of
+    the batch's keys, each whole (every pattern binds the centre, every
+    join and difference shares it); any other is unchanged and reached
+    by no triple, absent on both sides — right for every node but a
+    DISTINCT over a projection that dropped the centre, which would
+    merge a changed mapping with an unreached, unchanged one."""
+    if r.anchors is not None:
+        return True
+    return r.centre is not None and all(
+        r.centre in shape(n.child).certain for n in r.plan.nodes
+        if isinstance(n, P.Distinct) and n.id not in r.later)
+
+
 def program(r: Renderer, needed: set[str]) -> list[tuple[str, str]]:
-    """The steps of ``r``'s program (a closed plan's, ``render.anchors``):
-    each node it computes evaluated over ``pv_reach`` where read, and the
-    ``net`` rows of each stored one and of each input of a node left to
-    Postgres (``needed``), named in ``r.delta_name``. ``NotRendered``
-    where a node is not evaluated so."""
+    """The steps of ``r``'s program (``applies``): each node it computes
+    evaluated over ``pv_reach`` where read, and the ``net`` rows of each
+    stored one and of each input of a node left to Postgres
+    (``needed``), named in ``r.delta_name``; none for a centre's plan no
+    pattern of which ΔG changes. ``NotRendered`` where a node is not
+    evaluated so."""
+    if r.centre is not None:  # the centre's keys: its values in ΔG's matching triples
+        k = r.known
+        for n in r.plan.nodes:
+            if isinstance(n, P.Scan) and n.id not in r.later:
+                r.reached += [(r.centre, tp) for tp in n.triples]
+                r.keys += [r.key(tp, r.centre) for tp in n.triples
+                           if k.changed(tp.p, k.inserted) or k.changed(tp.p, k.deleted)]
+        if not r.keys:
+            r.evaluates = True
+            return []
     ctes: list[tuple[str, str]] = []
     for i, n in enumerate(r.plan.nodes):
         if n.id in r.later or not (r.plan.stored(n) or n.id in needed):

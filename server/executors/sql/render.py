@@ -1462,12 +1462,13 @@ def _read(r: Renderer) -> str:
     """What ``r``'s program reads of the graph, in words (``reads``)."""
     if not r.reaching and not r.whole:
         return "reading ΔG's triples only"
+    if r.evaluates:
+        reached = ("what its constant subjects reach" if r.centre is None
+                   else f"the triples the values ΔG gives ?{r.centre} reach")
+        return f"the plan evaluated in G and in G' over {reached}, no stored row read"
     if r.centre is not None:
         return (f"every read of the graph by the values ΔG gives ?{r.centre}, "
                 "of the triples they reach")
-    if r.evaluates:
-        return ("the plan evaluated in G and in G' over what its constant subjects reach, "
-                "no stored row read")
     if r.anchors is not None:
         return "every read of the graph by what its constant subjects reach"
     if r.seeded is not None:
@@ -1591,20 +1592,24 @@ def _per_mapping(query: str, columns: Sequence[str]) -> str:
 def _spark_program(plan: P.Plan, tables: dict[str, NodeTables], pods: int, known: Known
                    ) -> tuple[Renderer, list[tuple[str, str]], list[tuple[P.Node, str]]]:
     """The renderer of the plan's Spark program, its steps and the nodes
-    whose ΔQ it gives, with their relations: a closed plan's (``anchors``)
-    evaluated over ``pv_reach`` in G and G' (``dual``, design note 198)
-    where every node renders so, else the counting rules (``_program``)."""
+    whose ΔQ it gives, with their relations: the counting rules'
+    (``_program``), or, where those read the graph (not ΔG's triples
+    alone) and ``dual`` applies, every node evaluated over ``pv_reach``
+    in G and G' (design note 198)."""
     from server.executors.sql import dual  # it renders with this module's Renderer
 
     r = Renderer(plan, tables, pods, known, spark=True)
     needed = {c.id for n in plan.nodes if n.id in r.later for c in n.children} - r.later
-    if r.anchors is not None:
-        try:
-            ctes = dual.program(r, needed)
-            return r, ctes, [(n, r.delta_name[n.id]) for n in plan.nodes if n.id in r.delta_name]
-        except NotRendered:
-            r = Renderer(plan, tables, pods, known, spark=True)
     ctes, stored = _program(r)
+    if r.reaching or r.whole:
+        e = Renderer(plan, tables, pods, known, spark=True)
+        if dual.applies(e):
+            try:
+                steps = dual.program(e, needed)
+                return e, steps, [(n, e.delta_name[n.id]) for n in plan.nodes
+                                  if n.id in e.delta_name]
+            except NotRendered:
+                pass
     return r, ctes, [(n, name) for _, n, name in stored] + [
         (n, r.delta_name[n.id]) for n in plan.nodes
         if n.id in needed and not plan.stored(n) and n.id in r.delta_name]
