@@ -18,8 +18,9 @@ What the program reads of the graph (design note 175):
   stars and, in a partitioned plan, for every read — or, where every BGP is
   chained from constant subjects, what those reach (``render.anchors``,
   note 194): a semi-join Postgres answers over the staged ΔG, handed to
-  Spark as a local relation — the latter's plan evaluated over it in G
-  and in G' at once, its stored nodes' ΔQ the net (``dual``, note 198);
+  Spark as a local relation; a partitioned plan's (but where a DISTINCT
+  drops its centre) and the latter's are evaluated over it in G and in
+  G' at once, their stored nodes' ΔQ the net (``dual``, note 198);
 - where another rule reads the graph by other keys (an EXISTS, a join on
   another variable), the pods' triples of the view's predicates too, over
   JDBC in the job's exported snapshot (design note 137).

@@ -1,19 +1,19 @@
-"""A closed plan's delta program on Spark as two evaluations at once: every
+"""A plan's delta program on Spark as two evaluations at once: every
 node's mappings over ``pv_reach`` in G' and in G, each row with ``kn`` and
 ``ko`` (its annotation in each; a node's annotation in G' is the sum of
 its rows' ``kn``), and a stored node's ΔQ their net, Σ kn − Σ ko per
 mapping (design note 198).
 
-It holds where every mapping of every node, in G and in G', is made of
-``pv_reach``'s triples: a plan whose BGPs are all chained from constant
-subjects (``render.anchors``), where ``pv_reach`` holds what those chains
-reach in G' and among ΔG's deletions; and, for the mappings a batch can
-change, a plan partitioned by a centre (``applies``). Evaluated over those
-triples, each node gives exactly its mappings over the whole graph (its
-changed ones), so Q(G') − Q(G)
-needs neither the stored rows nor the counting rules' lookups of them
-(BSBM's Q2: seven Spark jobs, one per step read twice, against the
-rules' nine, one of which tested each candidate's old support).
+It holds where every mapping a batch can change, in G and in G', is made
+of ``pv_reach``'s triples and every other is absent from them or nets to
+0 (``applies``): a plan whose BGPs are all chained from constant subjects
+(``render.anchors``: ``pv_reach`` holds what those chains reach in G' and
+among ΔG's deletions), or one partitioned by a centre whose keys ΔG gives.
+Evaluated over those triples, each node gives its changed mappings as
+over the whole graph, so Q(G') − Q(G) needs neither the stored rows nor
+the counting rules' lookups of them (BSBM's Q2: seven Spark jobs, one
+per step read twice, against the rules' nine, one of which tested each
+candidate's old support).
 
 A node the evaluation does not render (``NotRendered``) leaves the plan to
 the counting rules (``render.deltas``).
