@@ -21,7 +21,9 @@ the counting rules (``render.deltas``).
 
 from __future__ import annotations
 
-from server.executors.sql.render import Item, Renderer, join, product
+from collections.abc import Callable
+
+from server.executors.sql.render import Item, Joined, Renderer, join, product
 from server.executors.sql.shape import NotRendered, joined_iris, shape
 from views import algebra as A
 from views import plan as P
@@ -36,12 +38,12 @@ def evaluated(r: Renderer, n: P.Node) -> Item:
             return r.triple(n.triples[0], "reach")
         case P.Scan() if n.triples:
             return r.both(n)
-    if n.id not in r.stepped:
+    if n.id not in r.steps:
         body = _body(r, n)  # its children's steps first
-        r.stepped[n.id] = name = r.alias("e")
+        r.steps[n.id] = name = r.alias("e")
         r.ctes.append((name, body))
     s = shape(n)
-    return r._cte_item(r.stepped[n.id], s.vars, s.certain)
+    return r._cte_item(r.steps[n.id], s.vars, s.certain)
 
 
 def _body(r: Renderer, n: P.Node) -> str:
@@ -59,10 +61,8 @@ def _body(r: Renderer, n: P.Node) -> str:
         case P.Project():
             return _rows(r, n, evaluated(r, n.child))
         case P.Filter() if not A.has_exists(n.expr):
-            child = evaluated(r, n.child)
-            j = join([child])
-            return _kept(r, n, j.from_, j.cols, [*j.where, *r._expr(n.expr, j, shape(n.child).iris)],
-                         product([child], "kn"), product([child], "ko"), nonzero=False)
+            return _rows(r, n, evaluated(r, n.child),
+                         lambda j: r._expr(n.expr, j, shape(n.child).iris))
         case P.Distinct():
             inner = _rows(r, n, evaluated(r, n.child))
             cols = _names(r, n)
@@ -78,12 +78,14 @@ def _names(r: Renderer, n: P.Node) -> list[str]:
     return [r.column[v] for v in sorted(shape(n).vars)] or ["unit_"]
 
 
-def _rows(r: Renderer, n: P.Node, child: Item) -> str:
+def _rows(r: Renderer, n: P.Node, child: Item,
+          passes: Callable[[Joined], list[str]] | None = None) -> str:
     """``child``'s rows in ``n``'s columns (NULL where it binds no such
-    variable), their annotations as they are."""
+    variable), their annotations as they are; only those ``passes``'
+    conditions hold for, where given (a filter's)."""
     j = join([child])
-    return _kept(r, n, j.from_, j.cols, j.where, product([child], "kn"),
-                 product([child], "ko"), nonzero=False)
+    return _kept(r, n, j.from_, j.cols, [*j.where, *(passes(j) if passes else [])],
+                 product([child], "kn"), product([child], "ko"), nonzero=False)
 
 
 def _kept(r: Renderer, n: P.Node, from_: str, cols: dict[str, str], where: list[str],

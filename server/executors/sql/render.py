@@ -207,8 +207,9 @@ class Renderer:
         self.seeded = seeded(ran) if spark and self.centre is None and self.anchors is None \
             else None
         self.keys: list[str] = []
-        self.bgps: dict[str, str] = {}  # BGPs read through ``pv_reach``: their step (``both``)
-        self.stepped: dict[str, str] = {}  # nodes evaluated over ``pv_reach``: their step (``dual``)
+        # nodes read through ``pv_reach`` as a step of the program, by id: its CTE (a BGP's
+        # ``both``, any node's ``dual.evaluated``)
+        self.steps: dict[str, str] = {}
         self.evaluates = False  # whether the program is ``dual``'s
         self.reached: list[tuple[str, A.TriplePattern]] = []
         self.reaching = False  # whether the program reads ``pv_reach``
@@ -517,16 +518,16 @@ class Renderer:
         every rule reading it: Q2's twelve patterns were joined in ΔQ,
         again in the OPTIONAL's candidates, again per candidate for its
         old support (design note 197)."""
-        if n.id not in self.bgps:
+        if n.id not in self.steps:
             items = connected([], [self.triple(t, "reach") for t in n.triples])
             j, kn, ko = join(items), product(items, "kn"), product(items, "ko")
-            self.bgps[n.id] = self.alias("b")
+            self.steps[n.id] = self.alias("b")
             where = [*j.where, f"({kn} = 1 OR {ko} = 1)"]
-            self.ctes.append((self.bgps[n.id], (
+            self.ctes.append((self.steps[n.id], (
                 f"SELECT {self._cols(sorted(j.cols), j.cols)}, {kn} AS kn, {ko} AS ko "
                 f"FROM {j.from_} WHERE {' AND '.join(where)}")))
         s = shape(n)
-        return self._cte_item(self.bgps[n.id], s.vars, s.certain)
+        return self._cte_item(self.steps[n.id], s.vars, s.certain)
 
     def star_scan(self, n: P.Scan, centre: str, changed: Sequence[A.TriplePattern]) -> str | None:
         """ΔB of a star whose patterns all have its centre as subject, on
