@@ -180,4 +180,6 @@ def test_live_subscribers_get_every_write_once_in_order(pg_server: str) -> None:
     assert row.complete
     assert row.subscribers == 3 and 1 <= row.events_per_subscriber <= 20
     assert row.latency_p50_ms > 0
-    assert row.server_fanout_ms > 0  # the server's own fan-out time, from its /metrics
+    # the server's own fan-out time, from its /metrics: a delivery by the view's writer
+    # takes some; a stream behind the view (a starved API) reads itself and adds none
+    assert row.server_deliveries >= 0 and (row.server_fanout_ms > 0) == (row.server_deliveries > 0)

@@ -56,6 +56,9 @@ class LiveRow:
     fanout_p99_ms: float  # the fan-out's own cost, maintenance and the write excluded
     server_fanout_ms: float  # the API's mean time to write one delivery to the subscribers
     # it wrote (``podviews_fanout_seconds``): the spread's share that is the server's
+    server_deliveries: int  # the deliveries the view's writer made (that histogram's count);
+    # a stream behind its view reads each change itself (design note 134), so a starved
+    # API may make none
     api_cpu_ms_per_write: float  # the API process's CPU time over the writes (their
     # answers and their deliveries to every subscriber)
     client_cpu_ms_per_write: float  # the subscribers' processes', likewise: what the
@@ -140,7 +143,7 @@ async def _session(base: str, pid: int, n: int, writes: int, rate: float, channe
                    round(sum(len(got) for got in received) / max(n, 1), 1),
                    round(statistics.median(spread), 1) if spread else float("nan"),
                    round(statistics.quantiles(spread, n=100)[98] if len(spread) > 1 else 0.0, 1),
-                   round(fanned[0] / fanned[1] * 1e3, 2) if fanned[1] else 0.0,
+                   round(fanned[0] / fanned[1] * 1e3, 2) if fanned[1] else 0.0, int(fanned[1]),
                    round(cpu / writes * 1e3, 2), round(clients / writes * 1e3, 2),
                    round(os.getloadavg()[0], 1),
                    complete)
