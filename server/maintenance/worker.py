@@ -45,6 +45,10 @@ def run(url: str, name: str | None = None, stop: threading.Event | None = None,
     engine = db.worker_engine(url, connect_args={"application_name": f"podviews-worker:{os.getpid()}"})
     waker = Waker(url)
     log.info("worker %s started", name)
+    if router is not None and router.mode == "spark":  # made and warmed before a job needs it
+        from server.executors.spark.session import start
+
+        start(router.spark)
     try:
         try:
             plans.reconcile(engine)

@@ -280,6 +280,20 @@ def test_a_batch_no_constant_reaches_runs_no_spark_job(
     assert failed == 0 and rows == {}  # r1 gone: nothing from :a
 
 
+def test_a_session_is_warmed_by_delta_programs_that_run() -> None:
+    """``session`` warms a new session with our delta programs of a few
+    queries (note 199), which ``warm`` only logs when they fail: each is run
+    here, and each renders, computes rows from its made-up inputs and
+    leaves no relation registered."""
+    from server.executors.spark import warm
+    from server.executors.spark.session import session
+
+    spark = session(SparkConfig())
+    got = [warm.run(spark, text) for text in warm.PROGRAMS]
+    assert all(n > 0 for n in got), got
+    assert spark.catalog.listTables() == []
+
+
 def test_router_picks_by_size_and_can_be_forced() -> None:
     auto = _router(threshold=1000)
     assert auto.pick(10) == "sql"

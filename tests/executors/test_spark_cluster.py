@@ -114,3 +114,6 @@ def test_a_worker_maintains_views_on_a_spark_cluster(
     assert {kind for kind, _ in executors} == {"backfill", "apply_changes"}
     assert {executor for _, executor in executors} == {"spark"}
     assert "Registered app podviews" in master_log.read_text()
+    # the session made at the worker's start and warmed, its programs run on the cluster
+    assert "Spark session warmed" in err.decode(errors="replace")
+    assert "warming the Spark session" not in err.decode(errors="replace")

@@ -93,17 +93,13 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
     changed. Tables not in ``had`` were created by this job, invisible in
     its exported snapshot: empty."""
     in_pods = f"IN ({', '.join(str(int(p)) for p in pods)})"
-
-    def with_pods(sql: str) -> str:  # the SQL's pods parameter, written in
-        return sql.replace(f"= ANY({R.PODS})", in_pods)
-
     if not program.nodes:
         return _no_rows(program.width)
     reached = None if program.reach is None else conn.execute(
-        text(with_pods(program.reach))).all()  # the triples the keys reach, this snapshot
+        text(with_pods(program.reach, pods))).all()  # the triples the keys reach, this snapshot
     if program.closed and all(kn == ko for *_, kn, ko in reached or ()):
         return _no_rows(program.width)
-    steps = [(name, with_pods(body)) for name, body in program.steps]
+    steps = [(name, with_pods(body, pods)) for name, body in program.steps]
     sql = " ".join(body for _, body in steps)
     spark = session(cfg)
     views: dict[str, Any] = {R.DG: _shipped(spark, conn, f"SELECT s, p, o, sign FROM {R.DG}",
@@ -141,6 +137,11 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
         views[name] = small(f'SELECT * FROM "{name}"', [*krel.key_columns(variables), "k"],
                             None) if name in had else _empty(spark, variables)
     return _execute(spark, views, steps, program.query, local=not jdbc)
+
+
+def with_pods(sql: str, pods: list[int]) -> str:
+    """The program's SQL with its pods parameter written in."""
+    return sql.replace(f"= ANY({R.PODS})", f"IN ({', '.join(str(int(p)) for p in pods)})")
 
 
 FUSED = 64  # the most relations a program may name, once its CTEs are inlined, to run as one query
