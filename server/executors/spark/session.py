@@ -52,9 +52,16 @@ def session(cfg: SparkConfig) -> Any:
 def start(cfg: SparkConfig) -> threading.Thread:
     """The session made and warmed on a thread of its own, so that a
     worker's first job finds it ready; a job that comes first waits for it."""
-    thread = threading.Thread(target=session, args=(cfg,), name="spark-session", daemon=True)
+    thread = threading.Thread(target=_started, args=(cfg,), name="spark-session", daemon=True)
     thread.start()
     return thread
+
+
+def _started(cfg: SparkConfig) -> None:
+    try:
+        session(cfg)
+    except Exception:  # the first job that needs it tries again and fails with the reason
+        log.exception("making the Spark session failed")
 
 
 def _make(cfg: SparkConfig) -> None:
