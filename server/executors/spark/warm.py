@@ -23,6 +23,7 @@ from server.executors.spark import delta as D
 from server.executors.sql import exprs
 from server.executors.sql import render as R
 from storage import krel
+from views import plan as P
 from views.compile import compile_query
 
 log = logging.getLogger("podviews.spark")
@@ -37,7 +38,7 @@ PROGRAMS = (
          "FILTER(?y != ?x) }",
     _P + "SELECT DISTINCT ?x ?y WHERE { { ?x :p ?y } UNION { ?x :q ?y } }",
 )
-_SUBJECTS = (1_001, 1_002, 1_003)  # made-up ids beside the constants' (1, 2, …)
+_SUBJECTS = (1_001, 1_002, 1_003)  # made-up ids beside the constants'
 
 
 def warm(spark: Any) -> float:
@@ -55,9 +56,9 @@ def warm(spark: Any) -> float:
 def run(spark: Any, text: str) -> int:
     """``text``'s delta program run over made-up inputs: the rows it gave."""
     plan = compile_query(text).plan
-    ids: dict[Any, int] = {}
+    ids: dict[Any, int] = {}  # the constants' made-up ids: 1, 2, …
     for n in plan.nodes:
-        for tp in getattr(n, "triples", ()):
+        for tp in n.triples if isinstance(n, P.Scan) else ():
             for t in (tp.s, tp.p, tp.o):
                 if isinstance(t, (URIRef, Literal)):
                     ids.setdefault(t, len(ids) + 1)
