@@ -92,7 +92,6 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
     computes no node or is ``closed`` and none of the triples it reaches
     changed. Tables not in ``had`` were created by this job, invisible in
     its exported snapshot: empty."""
-    in_pods = f"IN ({', '.join(str(int(p)) for p in pods)})"
     if not program.nodes:
         return _no_rows(program.width)
     reached = None if program.reach is None else conn.execute(
@@ -128,7 +127,7 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
         views[R.REACH] = _local(spark, ["s", "p", "o", "kn", "ko"], reached)
     if program.whole:
         views["pod_triples"] = read(
-            f"SELECT pod_id, s, p, o FROM pod_triples WHERE pod_id {in_pods}"
+            f"SELECT pod_id, s, p, o FROM pod_triples WHERE pod_id {in_pods(pods)}"
             + (f" AND p IN ({', '.join(map(str, predicates)) or 'NULL'})"
                if predicates is not None else ""), "s")
     for name, query in exprs.spark_tables(sql).items():  # numeric comparisons' answers
@@ -141,7 +140,11 @@ def _run(conn: Connection, program: R.Program, tables: dict[str, krel.NodeTables
 
 def with_pods(sql: str, pods: list[int]) -> str:
     """The program's SQL with its pods parameter written in."""
-    return sql.replace(f"= ANY({R.PODS})", f"IN ({', '.join(str(int(p)) for p in pods)})")
+    return sql.replace(f"= ANY({R.PODS})", in_pods(pods))
+
+
+def in_pods(pods: list[int]) -> str:
+    return f"IN ({', '.join(str(int(p)) for p in pods)})"
 
 
 FUSED = 64  # the most relations a program may name, once its CTEs are inlined, to run as one query

@@ -17,13 +17,10 @@ import logging
 import time
 from typing import Any
 
-from rdflib import Literal, URIRef
-
 from server.executors.spark import delta as D
 from server.executors.sql import exprs
 from server.executors.sql import render as R
 from storage import krel
-from views import plan as P
 from views.compile import compile_query
 
 log = logging.getLogger("podviews.spark")
@@ -56,12 +53,8 @@ def warm(spark: Any) -> float:
 def run(spark: Any, text: str) -> int:
     """``text``'s delta program run over made-up inputs: the rows it gave."""
     plan = compile_query(text).plan
-    ids: dict[Any, int] = {}  # the constants' made-up ids: 1, 2, …
-    for n in plan.nodes:
-        for tp in n.triples if isinstance(n, P.Scan) else ():
-            for t in (tp.s, tp.p, tp.o):
-                if isinstance(t, (URIRef, Literal)):
-                    ids.setdefault(t, len(ids) + 1)
+    # the constants' made-up ids: 1, 2, …
+    ids = {t: i for i, t in enumerate(sorted(R.constants(plan), key=str), 1)}
     tables = R.stand_ins(plan)
     program = R.deltas(plan, tables, 1, R.Known(ids))
     assert program is not None, "a warm-up query's program computes its nodes"

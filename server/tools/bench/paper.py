@@ -256,25 +256,24 @@ def run(server_url: str, data: Path, updates: Path, count: int, executors: list[
     stream = update_stream(updates, count)
     name = data.name.removesuffix(".nt.gz") + (f"×{scale}" if scale > 1 else "")
     tag = data.name.split(".")[0].replace("-", "_") + (f"_x{scale}" if scale > 1 else "")
-    setups = []  # each executor its own database and pod
+    setups = []  # each executor its own database and pod, all of the same data
     for executor in executors:
         engine = fresh_engine(server_url, f"paper_{tag}_{executor}")
-        pod = Pod(engine, triples, f"urn:bench:consumer:{executor}")
-        setups.append((executor, engine, pod, parameters(pod.store, data)))
+        setups.append((executor, engine, Pod(engine, triples, f"urn:bench:consumer:{executor}")))
+    params = parameters(setups[0][2].store, data) if setups else {}
     # each query on every executor in turn, so that the ones compared run side by side
     # in time (one process, one JVM: warmed alike, note 199), not one executor's all first
-    for query in queries(setups[0][3]) if setups else ():
+    for query, text in queries(params).items() if setups else ():
         if only and query not in only:
             continue
-        for executor, engine, pod, params in setups:
+        for executor, engine, pod in setups:
             router = Router(mode=executor.removesuffix("-replace"), render=render,
                             render_from_rows=Settings().sql_render_from_rows,
                             spark_delta_below=0.0 if executor == "spark-replace" else
                             Settings().spark_delta_below)
-            rows.append(_one_query(engine, pod, query, queries(params)[query], router, params,
-                                   stream, name, executor + ("+render" if render else ""),
-                                   rounds))
-    for _, engine, _, _ in setups:
+            rows.append(_one_query(engine, pod, query, text, router, params, stream, name,
+                                   executor + ("+render" if render else ""), rounds))
+    for _, engine, _ in setups:
         engine.dispose()
     return rows
 
