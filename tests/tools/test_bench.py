@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 import pytest
+import sqlalchemy as sa
 
 from server.tools import paths
 from server.tools.bench import batch as bench_batch
@@ -13,6 +14,8 @@ from server.tools.bench import many_views as bench_views
 from server.tools.bench import paper as bench_paper
 from server.tools.bench import synthetic as bench_synthetic
 from server.tools.bench import throughput as bench_throughput
+from server.tools.bench.pipeline import bench_router, fresh_engine
+from storage import views_repo
 
 BSBM = paths.BSBM
 
@@ -128,6 +131,31 @@ def test_many_views_wakes_only_the_affected_views(pg_server: str) -> None:
     row = bench_views.run(pg_server, views=8, touched=2, updates=2)
     assert row.equal
     assert row.jobs_per_update == 2
+
+
+def test_benches_place_views_as_a_worker_does(pg_server: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bench runs the router a worker runs with the same settings (note
+    201): the many-views bench's small views, each a cheap statement, render
+    as a worker's would (they ran with rendering off until session 54), and
+    a setting the bench is run with reaches its router."""
+    made: list[sa.URL] = []
+
+    def recording(server_url: str, name: str) -> sa.Engine:
+        engine = fresh_engine(server_url, name)
+        made.append(engine.url)
+        return engine
+
+    monkeypatch.setattr(bench_views, "fresh_engine", recording)
+    bench_views.run(pg_server, views=4, touched=4, updates=1)
+    engine = sa.create_engine(made[-1])
+    with engine.connect() as c:
+        placed = c.execute(sa.text("SELECT placement FROM views")).scalars().all()
+    engine.dispose()
+    assert placed == [views_repo.RENDERED] * 4
+    monkeypatch.setenv("PODVIEWS_SQL_RENDER_FROM_ROWS", "7")
+    assert bench_router("sql").render_from_rows == 7
+    assert bench_router("spark").mode == "spark"
 
 
 def test_batch_lists_a_small_batchs_statements_on_each_path(pg_server: str) -> None:

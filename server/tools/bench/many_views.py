@@ -15,8 +15,7 @@ from rdflib import URIRef
 from server.api.views.service import register_view
 from server.cli.progress import progress
 from server.maintenance import verify
-from server.maintenance.router import Router
-from server.tools.bench.pipeline import bench_pod, drain, fresh_engine, timed_drain
+from server.tools.bench.pipeline import bench_pod, bench_router, drain, fresh_engine, timed_drain
 from storage import catalog, pods
 
 EX = "http://bench.example/"
@@ -52,7 +51,7 @@ def _triples(i: int, start: int, count: int) -> list[tuple]:
 def _timed(server_url: str, registered: list[int], touched: int, updates: int
            ) -> tuple[list[float], float, bool]:
     engine = fresh_engine(server_url, "many_views")
-    router = Router("sql")
+    router = bench_router("sql")
     with engine.begin() as c:
         pod, consumer = bench_pod(c, "many", {f"base-{i}": _triples(i, 0, PER_VIEW)
                                               for i in range(max(registered) + 1)})

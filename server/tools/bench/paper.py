@@ -61,6 +61,7 @@ from server.tools.bench.pipeline import (
     PREFIXES,
     SUM,
     bench_pod,
+    bench_router,
     drain,
     fresh_engine,
     q1_params,
@@ -249,7 +250,6 @@ def run(server_url: str, data: Path, updates: Path, count: int, executors: list[
         only: list[str] | None = None, render: bool = False, scale: int = 1,
         rounds: int = 1) -> list[PaperRow]:
     from server.cli.load import read_triples
-    from server.config import Settings
 
     rows = []
     triples = scaled(read_triples(data), scale)
@@ -267,10 +267,10 @@ def run(server_url: str, data: Path, updates: Path, count: int, executors: list[
         if only and query not in only:
             continue
         for executor, engine, pod in setups:
-            router = Router(mode=executor.removesuffix("-replace"), render=render,
-                            render_from_rows=Settings().sql_render_from_rows,
-                            spark_delta_below=0.0 if executor == "spark-replace" else
-                            Settings().spark_delta_below)
+            router = bench_router(executor.removesuffix("-replace"),
+                                  **({"render": True} if render else {}),
+                                  **({"spark_delta_below": 0.0} if executor == "spark-replace"
+                                     else {}))
             rows.append(_one_query(engine, pod, query, text, router, params, stream, name,
                                    executor + ("+render" if render else ""), rounds))
     for _, engine, _ in setups:

@@ -14,6 +14,7 @@ sizes — cost must follow the delta, not the data.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -22,6 +23,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from rdflib import Graph
@@ -130,7 +132,7 @@ def run_backfill_bsbm(server_url: str, data: Path, executors: list[str]) -> list
             with engine.begin() as c:
                 view = register_view(c, consumer, f"{name} {executor}", text)
             t = time.perf_counter()
-            jobs.run_one(engine, "bench", Router(mode=executor))
+            jobs.run_one(engine, "bench", bench_router(executor))
             took = time.perf_counter() - t
             with engine.connect() as c:
                 status = c.execute(sa.text("SELECT status, last_error FROM jobs WHERE view_id = :v"),
@@ -167,8 +169,9 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
         with engine.begin() as c:
             pod, consumer = bench_pod(c, "bsbm", {"dataset": triples})
             view = register_view(c, consumer, "q", q1(q1_params(data)))
+        router = bench_router()
         t = time.perf_counter()
-        jobs.run_one(engine, "bench")
+        jobs.run_one(engine, "bench", router)
         backfill = time.perf_counter() - t
         times = []
         equal = True
@@ -177,7 +180,7 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
                 with engine.begin() as c:
                     pods.put_resource(c, pod, f"update-{i}", tx)
                 t = time.perf_counter()
-                jobs.run_one(engine, "bench")
+                jobs.run_one(engine, "bench", router)
                 times.append((time.perf_counter() - t) * 1000)
                 with engine.connect() as c:
                     equal = equal and catalog.view_results(c, view) == verify.scratch(c, view)
@@ -207,6 +210,19 @@ def bench_pod(c: sa.Connection, name: str, resources: Mapping[str, Iterable[tupl
 # The benches measure views a server's default limits stop: the path view of
 # bsbm-1000 five times over changes 4.3M rows in one node at its backfill
 BENCH_LIMITS = Limits(max_view_rows=100_000_000, max_state_rows=1_000_000_000)
+
+
+def bench_router(executor: str | None = None, **changes: Any) -> Router:
+    """The router a worker runs with this process's settings (``PODVIEWS_*``:
+    SQL rendering by the view's size and statement, Spark's thresholds), its
+    executor forced to ``executor`` when given and ``changes`` made: a bench
+    measures the placement a deployment picks (design note 201). Until
+    session 54 `many-views`, `paper-synthetic`, `pipeline-bsbm` and
+    `backfill-bsbm` ran ``Router(mode=…)``, with rendering off."""
+    from server.config import Settings
+
+    router = Settings().router()
+    return dataclasses.replace(router, mode=executor or router.mode, **changes)
 
 
 def drain(engine: sa.Engine, router: Router) -> int:

@@ -20,8 +20,7 @@ from rdflib import URIRef
 
 from server.api.views.service import register_view
 from server.maintenance import verify
-from server.maintenance.router import Router
-from server.tools.bench.pipeline import bench_pod, drain, fresh_engine, timed_drain
+from server.tools.bench.pipeline import bench_pod, bench_router, drain, fresh_engine, timed_drain
 from server.tools.oracle import our_rows, ox_times, oxigraph_rows
 from storage import catalog, krel, pods
 from views.compile import compile_query
@@ -143,7 +142,7 @@ def _pipeline(server_url: str, executor: str, edges: set[tuple],
     out = {}
     for name, text in QUERIES.items():
         engine = fresh_engine(server_url, f"synthetic_{executor}")
-        router = Router(mode=executor)
+        router = bench_router(executor)
         with engine.begin() as c:
             pod, consumer = bench_pod(c, "synthetic", {"edges": edges})
             view = register_view(c, consumer, name, text)
