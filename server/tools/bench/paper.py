@@ -129,6 +129,9 @@ class PaperRow:
     jobs_by_update: dict[str, int] = field(default_factory=dict)  # kind -> jobs run
     placement: str = ""  # where the view's batches ran, as GET /views/{id} says
     poll_ms: float = 0.0  # median over the updates: the worker's poll finding no job after them
+    # kind -> ms of its first round alone: the process's first batch of that kind, whose
+    # statement is planned then (note 200); by_update is the median of every round
+    first_by_update: dict[str, float] = field(default_factory=dict)
 
 
 def _value(t: object) -> str:
@@ -353,7 +356,8 @@ def _one_query(engine: sa.Engine, pod: Pod, name: str, text: str, router: Router
                     round(oxj / (inc + read_ms), 2), round(scratch_ms / inc, 1), aux_rows,
                     view_rows, equal, len(pod.store), {k: round(v, 1) for k, v in times.items()},
                     {k: round(v.eval_ms, 1) for k, v in theirs.items()}, changed, ran, placement,
-                    round(statistics.median(polls), 2))
+                    round(statistics.median(polls), 2),
+                    {k: round(v[0], 1) for k, v in samples.items()})
 
 
 def _read_json_ms(engine: sa.Engine, view: int) -> float:
@@ -392,7 +396,8 @@ def print_table(rows: list[PaperRow], as_json: bool) -> None:
     kinds = list(dict.fromkeys(k for r in rows for k in r.by_update))
     per = Table(title="per update: maintenance ms (its jobs, to the last commit; 0: it woke "
                       "none) / pyoxigraph evaluating from scratch ms = speed-up (same run); "
-                      "triples the update changed, jobs it woke")
+                      "with --rounds, the first round's ms where it differs (its statement "
+                      "planned then); triples the update changed, jobs it woke")
     for col in ("query", "data", "executor", *kinds):
         per.add_column(col)
     for r in rows:
@@ -408,7 +413,10 @@ def _per_update(r: PaperRow, kind: str) -> str:
     if ours is None or theirs is None:
         return ""
     work = f" ({r.changed_by_update.get(kind, 0)} t, {r.jobs_by_update.get(kind, 0)} jobs)"
-    return (f"{ours} / {theirs} = {theirs / ours:.2f}×" if ours else f"{ours} / {theirs}") + work
+    first = r.first_by_update.get(kind, ours)
+    cold = f" [first round {first}]" if first != ours else ""
+    return (f"{ours} / {theirs} = {theirs / ours:.2f}×" if ours else f"{ours} / {theirs}") + \
+        cold + work
 
 
 @dataclass
