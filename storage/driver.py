@@ -114,26 +114,35 @@ def first(conn: Connection, sql: str, params: Mapping[str, Any] | None = None) -
 # them (ΔG's and the feed's capture, migration 0018). No autovacuum reaches
 # a temporary table and a DELETE frees no space an insert can find (only
 # VACUUM records it), so they grew with every job of the session, and every
-# job's DELETE read all they had grown to (design note 152).
+# job's DELETE read all they had grown to (design note 152). A VACUUM that
+# changes a table's row in pg_class (its pages, rows or frozen xid: nearly
+# every one) makes the session plan again every prepared statement reading
+# the table — every rendered view's — so they are vacuumed once grown, not
+# on a count of jobs: with 64 views a vacuum every 50 jobs re-planned
+# nearly every job's statement (design note 203).
 SESSION_TABLES = ("pv_dg", "feed_captured")
-TIDY_EVERY = 50  # a session's jobs between two vacuums of its tables
+TIDY_EVERY = 50  # a session's jobs between two looks at its tables' size
+TIDY_PAGES = 8  # a session table vacuumed once its heap holds more pages than this
 
 
 def tidied(conn: Connection) -> bool:
     """Called after each job's commit: every ``TIDY_EVERY``th time on the
-    session, the tables of ``SESSION_TABLES`` it has are vacuumed (outside a
-    transaction, as VACUUM must be). Whether they were: a failure is
-    logged, not raised (the job is done; the next turn tries again)."""
+    session, the tables of ``SESSION_TABLES`` it has that have grown past
+    ``TIDY_PAGES`` pages are vacuumed (outside a transaction, as VACUUM must
+    be). Whether one was: a failure is logged, not raised (the job is done;
+    the next turn tries again)."""
     done = conn.info["podviews_jobs"] = conn.info.get("podviews_jobs", 0) + 1
     if done % TIDY_EVERY:
         return False
     assert not conn.in_transaction(), "a session tidied inside a transaction"
     raw = db.raw(conn)
     was, raw.autocommit = raw.autocommit, True
+    have: list[str] = []
     try:
         have = [name for name, in raw.execute(
             "SELECT relname FROM pg_class WHERE relnamespace = pg_my_temp_schema() "
-            "AND relname = ANY(%s)", [list(SESSION_TABLES)])]
+            "AND relname = ANY(%s) AND pg_relation_size(oid) > %s",
+            [list(SESSION_TABLES), TIDY_PAGES * 8192])]
         if have:
             raw.execute("VACUUM " + ", ".join(f"pg_temp.{name}" for name in sorted(have)))
     except psycopg.Error:
@@ -142,4 +151,4 @@ def tidied(conn: Connection) -> bool:
     finally:
         if not raw.closed:
             raw.autocommit = was
-    return True
+    return bool(have)

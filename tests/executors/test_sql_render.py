@@ -455,8 +455,8 @@ def test_a_sessions_delta_table_stops_growing_once_tidied(
     """The session's ΔG table is emptied by a DELETE at each job's claim;
     nothing but a VACUUM lets an insert reuse the space, and no autovacuum
     reaches a temporary table. Jobs that never tidy grow it with every
-    batch; once ``driver.tidied`` vacuums it every ``TIDY_EVERY`` jobs, it
-    grows no more (note 152). The view equals scratch throughout."""
+    batch; once ``driver.tidied`` vacuums it (every ``TIDY_EVERY`` jobs, once
+    it holds more than ``TIDY_PAGES`` pages), it grows no more (note 152). The view equals scratch throughout."""
     engine = sa.create_engine(migrated, pool_size=1, max_overflow=2)  # the jobs share one session
     pod, consumer = setup(engine)
     with engine.begin() as c:
@@ -482,8 +482,48 @@ def test_a_sessions_delta_table_stops_growing_once_tidied(
     assert sizes[-1] > sizes[3], sizes  # untidied: it grew with the batches
     grown = sizes[-1]
     monkeypatch.setattr(driver, "TIDY_EVERY", 3)
+    monkeypatch.setattr(driver, "TIDY_PAGES", 0)  # any page: vacuumed at every look
     batches(24)
     assert max(sizes[-12:]) <= grown, sizes  # tidied: the space is reused
+    engine.dispose()
+
+
+def test_a_session_table_is_vacuumed_once_grown_not_on_every_look(
+        migrated: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A VACUUM that changes a session table's row in pg_class (its pages,
+    rows, frozen xid) makes the session plan again every prepared statement
+    reading the table (note 203), so ``driver.tidied`` vacuums a session
+    table only once its heap has grown past ``TIDY_PAGES`` pages: a look
+    that finds it small leaves its row as it was; a grown one is vacuumed
+    and its emptied pages given back."""
+    monkeypatch.setattr(driver, "TIDY_EVERY", 1)
+    engine = sa.create_engine(migrated, pool_size=1, max_overflow=0)
+    with engine.connect() as conn:
+        conn.execute(sa.text("CREATE TEMP TABLE pv_dg (s bigint, p bigint, o bigint, sign int)"))
+        conn.execute(sa.text("INSERT INTO pg_temp.pv_dg VALUES (1, 2, 3, 1)"))
+        conn.commit()
+
+        def row() -> tuple[int, float, str]:
+            found = conn.execute(sa.text(
+                "SELECT relpages, reltuples, CAST(relfrozenxid AS text) FROM pg_class "
+                "WHERE oid = CAST('pg_temp.pv_dg' AS regclass)")).one()
+            conn.commit()
+            return tuple(found)  # type: ignore[return-value]
+
+        before = row()
+        assert driver.tidied(conn) is False  # one page: left alone
+        assert row() == before
+        conn.execute(sa.text("INSERT INTO pg_temp.pv_dg SELECT g, 2, g, 1 "
+                             "FROM generate_series(1, 5000) g"))
+        conn.execute(sa.text("DELETE FROM pg_temp.pv_dg WHERE s > 1"))
+        conn.commit()
+        assert driver.tidied(conn) is True  # grown past TIDY_PAGES: vacuumed
+        assert row() != before
+        assert conn.execute(sa.text("SELECT pg_relation_size('pg_temp.pv_dg')")).scalar_one() \
+            <= driver.TIDY_PAGES * 8192  # the emptied pages given back
+        conn.commit()
+        after = row()
+        assert driver.tidied(conn) is False and row() == after
     engine.dispose()
 
 
