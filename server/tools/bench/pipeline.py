@@ -216,9 +216,8 @@ def bench_router(executor: str | None = None, **changes: Any) -> Router:
     """The router a worker runs with this process's settings (``PODVIEWS_*``:
     SQL rendering by the view's size and statement, Spark's thresholds), its
     executor forced to ``executor`` when given and ``changes`` made: a bench
-    measures the placement a deployment picks (design note 201). Until
-    session 54 `many-views`, `paper-synthetic`, `pipeline-bsbm` and
-    `backfill-bsbm` ran ``Router(mode=…)``, with rendering off."""
+    measures the placement a deployment picks, where ``Router()``'s own
+    defaults turn SQL rendering off (design note 201)."""
     from server.config import Settings
 
     router = Settings().router()
