@@ -141,8 +141,9 @@ def tidied(conn: Connection) -> bool:
     try:
         have = [name for name, in raw.execute(
             "SELECT relname FROM pg_class WHERE relnamespace = pg_my_temp_schema() "
-            "AND relname = ANY(%s) AND pg_relation_size(oid) > %s",
-            [list(SESSION_TABLES), TIDY_PAGES * 8192])]
+            "AND relname = ANY(%s) "
+            "AND pg_relation_size(oid) > %s * CAST(current_setting('block_size') AS bigint)",
+            [list(SESSION_TABLES), TIDY_PAGES])]
         if have:
             raw.execute("VACUUM " + ", ".join(f"pg_temp.{name}" for name in sorted(have)))
     except psycopg.Error:

@@ -10,13 +10,19 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-import sqlalchemy as sa
 from rdflib import URIRef
 
 from server.api.views.service import register_view
 from server.cli.progress import progress
 from server.maintenance import verify
-from server.tools.bench.pipeline import bench_pod, bench_router, drain, fresh_engine, timed_drain
+from server.tools.bench.pipeline import (
+    bench_pod,
+    bench_router,
+    checking,
+    drain,
+    fresh_engine,
+    timed_drain,
+)
 from storage import catalog, pods
 
 EX = "http://bench.example/"
@@ -58,10 +64,7 @@ def _timed(server_url: str, registered: list[int], touched: int, updates: int
                                               for i in range(max(registered) + 1)})
         views = {i: register_view(c, consumer, f"v{i}", _query(i)) for i in registered}
     drain(engine, router)
-    # the checks on a session of their own: on the jobs' (the pool hands back the one
-    # used last) their reads evicted, and their rollback dropped, every statement the
-    # jobs had prepared, which a worker keeps (design note 203)
-    checks = sa.create_engine(engine.url)
+    checks = checking(engine)
     times, jobs = [], 0
     equal = True
     with progress(f"{len(registered)} views: updates", updates) as advance:
