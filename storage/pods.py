@@ -358,10 +358,20 @@ def resource_body(conn: Connection, rid: int) -> bytes:
 
 
 def resource_triples(conn: Connection, rid: int) -> set[Triple]:
-    rows = conn.execute(text("SELECT s, p, o FROM quads WHERE resource_id = :r"),
-                        {"r": rid}).all()
-    names = terms.decode(conn, (x for r in rows for x in (r.s, r.p, r.o)))
-    return {(names[r.s], names[r.p], names[r.o]) for r in rows}
+    rows = _content(conn, rid)
+    names = terms.decode(conn, (x for r in rows for x in r))
+    return {(names[s], names[p], names[o]) for s, p, o in rows}
+
+
+def resource_table(conn: Connection, rid: int) -> TermTable:
+    """The resource's triples as a table of dictionary fields, a subject's
+    together: what a GET writes out, with no term object built (design note
+    204)."""
+    rows = driver.rows(conn, "SELECT s, p, o FROM quads WHERE resource_id = :r ORDER BY s, p, o",
+                       {"r": rid}, named=False)
+    names = terms.decode_fields(conn, (x for r in rows for x in r))
+    at = {i: n for n, i in enumerate(names)}
+    return TermTable(list(names.values()), [(at[s], at[p], at[o]) for s, p, o in rows])
 
 
 def members(conn: Connection, pod: int, container: str) -> list[str]:

@@ -66,6 +66,17 @@ class TermTable:
                 for s, p, o in triples]
         return TermTable([terms[i] for i in at], rows)
 
+    def union(self, other: TermTable) -> TermTable:
+        """The triples of both tables, a triple of both once."""
+        at: dict[TermFields, int] = {}
+        for f in self.terms + other.terms:
+            at.setdefault(f, len(at))
+        rows: dict[Position, None] = {}
+        for table in (self, other):
+            moved = [at[f] for f in table.terms]
+            rows.update(dict.fromkeys((moved[s], moved[p], moved[o]) for s, p, o in table.triples))
+        return TermTable(list(at), list(rows))
+
     def decoded(self) -> set[tuple[Identifier, Identifier, Identifier]]:
         """The triples, as rdflib terms."""
         terms = [term_of(*f) for f in self.terms]

@@ -173,6 +173,16 @@ def _paths(args: argparse.Namespace) -> bool:
     return all(r.equal for r in rows)
 
 
+def _documents(args: argparse.Namespace) -> bool:
+    from server.tools.bench import documents
+
+    rows = [r for data in args.data for r in documents.run(args.server_url, data)]
+    print_rows("documents: a stored document read back whole (rows and terms from Postgres, "
+               "then written) vs pyoxigraph writing it from memory (ms, medians)", rows,
+               args.json)
+    return all(r.same for r in rows)
+
+
 def _attack(args: argparse.Namespace) -> bool:
     from server.tools.bench import attack
 
@@ -186,4 +196,4 @@ _SCENARIOS: dict[str, Callable[[argparse.Namespace], bool]] = {
     "attack": _attack, "paths": _paths,
     "paper-bsbm": _paper_bsbm, "pipeline-bsbm": _pipeline_bsbm, "backfill-bsbm": _backfill_bsbm,
     "paper-synthetic": _paper_synthetic, "throughput": _throughput, "many-views": _many_views,
-    "live": _live, "batch": _batch}
+    "live": _live, "batch": _batch, "documents": _documents}

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Collection
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from server.tools import paths
 from server.tools.bench import batch as bench_batch
+from server.tools.bench import documents as bench_documents
 from server.tools.bench import live as bench_live
 from server.tools.bench import many_views as bench_views
 from server.tools.bench import paper as bench_paper
@@ -176,6 +179,25 @@ def test_batch_lists_a_small_batchs_statements_on_each_path(pg_server: str) -> N
         assert len(listed) == r.statements and listed[0].startswith("UPDATE jobs ")
         assert any(x.startswith("rendered ") for x in listed) == (r.path == "rendered")
         assert any(x.startswith("INSERT kr_") for x in listed) == (r.path == "interpreter")
+
+
+def test_documents_read_back_every_type_as_the_files_graph(pg_server: str,
+                                                           tmp_path: Path) -> None:
+    """A stored document written in each type the server offers parses
+    (pyoxigraph) back to the file's triples: blank nodes, escapes, language
+    tags and datatypes included."""
+    data = tmp_path / "odd.nt.gz"
+    data.write_bytes(gzip.compress(
+        '<http://ex/a> <http://ex/p> "quote \\" and\\nline" .\n'
+        '<http://ex/a> <http://ex/p> "été"@fr .\n'
+        '<http://ex/a> <http://ex/p> "1.50"^^<http://www.w3.org/2001/XMLSchema#decimal> .\n'
+        '<http://ex/a> <http://ex/p> _:b .\n_:b <http://ex/q> _:c .\n_:c <http://ex/q> _:b .\n'
+        '<http://ex/a> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> '
+        '<http://www.w3.org/ns/ldp#Resource> .\n'.encode()))
+    rows = bench_documents.run(pg_server, data)
+    assert [r.media for r in rows] == ["text/turtle", "application/n-triples",
+                                       "application/ld+json"]
+    assert all(r.same and r.triples == 7 for r in rows)
 
 
 def test_batch_labels_statements_by_what_they_write_or_read() -> None:

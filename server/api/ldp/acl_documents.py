@@ -92,7 +92,7 @@ def get(engine: Engine, who: Principal, base: str, pod: str, path: str, accept: 
         out = _headers(t, who, etag)
     if if_none_match is not None and resource.names(etag, if_none_match):
         return 304, b"", media, out
-    return 200, rdf.serialize(_triples(doc[0]), media, t.iri), media, out
+    return 200, rdf.serialize(_triples(doc[0]), media), media, out
 
 
 def parse(content: bytes, content_type: str, iri: str, limits: object) -> set[Triple]:

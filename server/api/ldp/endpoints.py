@@ -145,7 +145,7 @@ def get_resource(where: Where, request: Request, who: Who,
     else:
         media = rdf.negotiate(request.headers.get("accept", ""))
         etag = resource.tag(found.state, media)
-        content = rdf.serialize(found.triples or set(), media, t.iri)
+        content = rdf.write(found.triples or TermTable([], []), media)
     out = {**headers.for_resource(found.shape, t.iri, t.root, wac, t.pod.owner, etag),
            "Last-Modified": format_datetime(found.modified.astimezone(UTC), usegmt=True)}
     if if_none_match is not None and resource.names(etag, if_none_match):

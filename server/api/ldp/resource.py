@@ -22,6 +22,7 @@ from server.api.ldp.headers import BINARY, CONTAINER, DESCRIPTION, DOCUMENT, Sha
 from server.api.ldp.rdf import Triple
 from server.errors import BadRequest, NotFound
 from storage import db, pods
+from storage.terms import TermTable
 
 LDP = Namespace("http://www.w3.org/ns/ldp#")
 PIM = Namespace("http://www.w3.org/ns/pim/space#")
@@ -53,7 +54,7 @@ class Found:
     state: str  # the ETag of the resource's state; representations add their type
     content_type: str
     modified: datetime
-    triples: set[Triple] | None = None  # RDF: the triples
+    triples: TermTable | None = None  # RDF: the triples, as dictionary fields
     body: bytes | None = None  # non-RDF: the bytes
 
 
@@ -112,7 +113,7 @@ def read(conn: Connection, t: Target) -> Found:
     if subject is not None:
         return Found(Shape(DESCRIPTION), pods.description_etag(conn, subject.id),
                      "text/turtle", subject.updated_at,
-                     triples=pods.resource_triples(conn, subject.id))
+                     triples=pods.resource_table(conn, subject.id))
     row = pods.resource(conn, t.pod.id, t.path)
     if row is None or t.subject is not None and not t.is_container:
         raise missing(t)
@@ -120,12 +121,13 @@ def read(conn: Connection, t: Target) -> Found:
         members = pods.members(conn, t.pod.id, t.path)
         return Found(Shape(CONTAINER, root=t.path == "", empty=not members),
                      container_state(row.etag, members), "text/turtle", row.updated_at,
-                     triples=pods.resource_triples(conn, row.id) | _managed(t, members))
+                     triples=pods.resource_table(conn, row.id).union(
+                         TermTable.of(_managed(t, members))))
     if row.binary:
         return Found(Shape(BINARY), row.etag, row.content_type, row.updated_at,
                      body=pods.resource_body(conn, row.id))
     return Found(Shape(DOCUMENT), row.etag, row.content_type, row.updated_at,
-                 triples=pods.resource_triples(conn, row.id))
+                 triples=pods.resource_table(conn, row.id))
 
 
 def described(conn: Connection, t: Target):  # type: ignore[no-untyped-def]

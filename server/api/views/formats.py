@@ -6,9 +6,12 @@ from __future__ import annotations
 import csv
 import io
 
+import pyoxigraph as ox
 from rdflib import Graph
 from rdflib.term import BNode, Identifier, URIRef
 
+from server.api.ldp import rdf
+from storage.terms import TermTable
 from views.terms import KINDS, TermFields
 
 URI, BLANK = KINDS[URIRef], KINDS[BNode]
@@ -79,23 +82,26 @@ def _tsv_term(f: TermFields) -> str:
 
 
 TURTLE, NTRIPLES, JSONLD = "text/turtle", "application/n-triples", "application/ld+json"
-GRAPH_MEDIA = {TURTLE: "turtle", NTRIPLES: "nt", JSONLD: "json-ld"}
+GRAPH_MEDIA = (TURTLE, NTRIPLES, JSONLD)
 
 
 def ntriples(triples: list[tuple[Identifier, Identifier, Identifier]]) -> list[str]:
     """Each triple's N-Triples line, sorted: the graph's canonical text for
     paging and ETags (blank node labels are stable: ``views.results.graph``)."""
-    g = Graph()
-    for t in triples:
-        g.add(t)
-    return sorted(line for line in g.serialize(format="nt").splitlines() if line.strip())
+    text = rdf.write(TermTable.of(triples), NTRIPLES).decode()
+    return sorted(line for line in text.splitlines() if line.strip())
 
 
 def graph_body(lines: list[str], media: str) -> str:
-    """N-Triples ``lines`` in ``media`` (one of ``GRAPH_MEDIA``)."""
+    """N-Triples ``lines`` in ``media`` (one of ``GRAPH_MEDIA``), written as
+    a resource's triples are (``rdf.write``: design note 204); rdflib reads
+    lines pyoxigraph will not (rdflib wrote them for a term pyoxigraph
+    refuses, ``rdf.write``)."""
     text = "\n".join(lines) + ("\n" if lines else "")
     if media == NTRIPLES:
         return text
-    g = Graph()
-    g.parse(data=text, format="nt")
-    return g.serialize(format=GRAPH_MEDIA[media])
+    try:
+        table = rdf.table_of(ox.parse(text.encode(), ox.RdfFormat.N_TRIPLES))
+    except (SyntaxError, ValueError):
+        table = TermTable.of(Graph().parse(data=text, format="nt"))  # type: ignore[arg-type]
+    return rdf.write(table, media).decode()

@@ -36,6 +36,7 @@ from server.maintenance.limits import Limits
 from server.maintenance.router import Router
 from storage import catalog, db, krel, pods
 from storage.migrate import upgrade
+from storage.terms import TermTable
 
 BSBM = "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/"
 PREFIXES = f"""PREFIX bsbm: <{BSBM}vocabulary/>
@@ -196,7 +197,7 @@ def run_pipeline_bsbm(server_url: str, datasets: list[Path], updates: Path,
     return rows
 
 
-def bench_pod(c: sa.Connection, name: str, resources: Mapping[str, Iterable[tuple]],
+def bench_pod(c: sa.Connection, name: str, resources: Mapping[str, Iterable[tuple] | TermTable],
               consumer: str = "urn:bench:consumer") -> tuple[int, int]:
     """A pod holding these resources (path -> triples) and a consumer it
     consents to: (pod, consumer)."""
