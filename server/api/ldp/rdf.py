@@ -40,6 +40,7 @@ _READERS = {"text/turtle": ox.RdfFormat.TURTLE, "application/n-triples": ox.RdfF
             "application/ld+json": ox.RdfFormat.JSON_LD,
             "application/n-quads": ox.RdfFormat.N_QUADS}
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
 
 @dataclass(frozen=True)
@@ -231,9 +232,30 @@ def write(table: TermTable, media: str) -> bytes:
             body.add(t)
         written = body.serialize(format=_RDFLIB[media])
         return written.encode() if isinstance(written, str) else written
-    iris = [f[1] for f in table.terms if f[0] == 0] if media == "text/turtle" else []
-    used = {name: ns for name, ns in PREFIXES.items() if any(i.startswith(ns) for i in iris)}
+    used = _prefixes(table) if media == "text/turtle" else None
     return cast(bytes, ox.serialize(out, format=FORMATS[media], prefixes=used or None))
+
+
+def _prefixes(table: TermTable) -> dict[str, str]:
+    """The prefixes of a Turtle body: those of ``PREFIXES`` its IRIs use,
+    and ``ns1``, ``ns2`` … for the other namespaces of its predicates and
+    classes (an IRI up to its last ``#`` or ``/``), as rdflib wrote them —
+    but not a namespace that a longer one of the body's IRIs extends, whose
+    names pyoxigraph would write with escaped slashes (``ns:a\\/b``), which
+    not every Turtle reader takes."""
+    iris = [f[1] for f in table.terms if f[0] == 0]
+    used = {name: ns for name, ns in PREFIXES.items() if any(i.startswith(ns) for i in iris)}
+    kind = {i for i, f in enumerate(table.terms) if f == (0, _RDF_TYPE, None, None)}
+    named = {p for _, p, _ in table.triples} | {o for _, p, o in table.triples if p in kind}
+    spaces = {_namespace(table.terms[i][1]) for i in named if table.terms[i][0] == 0}
+    every = {_namespace(i) for i in iris}
+    others = sorted(ns for ns in spaces - set(used.values()) - {""}
+                    if not any(o != ns and o.startswith(ns) for o in every))
+    return {**used, **{f"ns{n}": ns for n, ns in enumerate(others, 1)}}
+
+
+def _namespace(iri: str) -> str:
+    return iri[:max(iri.rfind("#"), iri.rfind("/")) + 1]
 
 
 def _term(f: TermFields) -> ox.NamedNode | ox.BlankNode | ox.Literal:
