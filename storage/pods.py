@@ -203,13 +203,6 @@ def put_bytes(conn: Connection, pod: int, path: str, body: bytes, content_type: 
     return record_change(conn, pod, rid, set(), dropped)
 
 
-def put_description(conn: Connection, pod: int, rid: int, triples: Iterable[Triple]) -> int:
-    """Replace the description (the triples) of the non-RDF resource ``rid``."""
-    (after,) = _encode(conn, triples)
-    before = _content(conn, rid)
-    return record_change(conn, pod, rid, after - before, before - after)
-
-
 def patch_description(conn: Connection, pod: int, rid: int, inserts: Iterable[Triple] | TermTable,
                       deletes: Iterable[Triple] | TermTable) -> int:
     ins, dels = _encode(conn, inserts, deletes)

@@ -93,7 +93,7 @@ def test_containers_are_made_above_a_resource_and_names_are_one_namespace(migrat
         row = pods.resource(c, pod, "a/pic")
         assert row.binary and row.size == 4 and pods.resource_body(c, row.id) == b"\x89PNG"
         assert pods.change_delta(c, seq) == {}
-        described = pods.put_description(c, pod, row.id, [t("pic", "p", "x")])
+        described = pods.patch_description(c, pod, row.id, [t("pic", "p", "x")], [])
         assert pods.change_delta(c, described) == {t("pic", "p", "x"): 1}  # views see it
         pods.put_bytes(c, pod, "a/pic", b"GIF8", "image/gif")  # the description stays
         assert pods.resource_triples(c, row.id) == {t("pic", "p", "x")}

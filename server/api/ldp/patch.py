@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from rdflib import RDF, Graph, Namespace
+from rdflib import RDF, Graph, Namespace, URIRef
 from rdflib.graph import QuotedGraph
 from rdflib.plugins.stores.memory import Memory
 from rdflib.term import BNode, Identifier, Node, Variable
@@ -22,6 +22,7 @@ from storage.terms import Position, TermTable
 from views.terms import TermFields  # rdflib keeps lexical forms (views.terms), offload's too
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
+Diff = tuple[set[Triple], set[Triple]]  # what a patch inserts into a resource, what it deletes
 
 # What a patch does to a resource, as Web Access Control reads it (Solid
 # Protocol §5.3.1): a WHERE reads it, insertions append, deletions read and
@@ -41,13 +42,18 @@ def _needs(where: bool, inserts: bool, deletes: bool) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Patched:
-    """A patch applied by ``apply``, with the modes it needs."""
+    """A patch that reads the resource, with the modes it needs: ``diff``
+    gives, for the resource's triples, the triples it inserts (none there
+    yet) and those it deletes (all there), so a write changes only those
+    (``pods.patch_resource``), whatever the resource's size (design note
+    205)."""
 
-    apply: Change
+    diff: Callable[[set[Triple]], Diff]
     modes: frozenset[str]
 
     def __call__(self, current: set[Triple]) -> set[Triple]:
-        return self.apply(current)
+        inserted, deleted = self.diff(current)
+        return (current - deleted) | inserted
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,7 @@ def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
         if name == "solid:deletes" and any(isinstance(t, BNode) for p in part for t in p):
             raise BadPatch("solid:deletes may not contain blank nodes")
 
-    def apply(current: set[Triple]) -> set[Triple]:
+    def diff(current: set[Triple]) -> Diff:
         matches = list(islice(_matches(where, current, {}, Budget(steps)), 2))  # a 2nd is enough
         if len(matches) != 1:
             raise Conflict("solid:where matches " + ("more than once" if matches else "nothing")
@@ -132,9 +138,10 @@ def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
         missing = gone - current
         if missing:
             raise Conflict(f"{len(missing)} triple(s) of solid:deletes are not in the resource")
-        return (current - gone) | {_bind(t, binding) for t in inserts}
+        added = {_bind(t, binding) for t in inserts}
+        return _rdf(added - current), gone - added
 
-    return Patched(apply, _needs(bool(where), bool(inserts), bool(deletes)))
+    return Patched(diff, _needs(bool(where), bool(inserts), bool(deletes)))
 
 
 def _formula(g: Graph, patch: Node, predicate: Identifier) -> list[Triple]:
@@ -205,10 +212,10 @@ def _rdflib_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     pure Python and would otherwise hold the API's GIL for seconds."""
     needs = offload.run(_checked, body, base)
 
-    def apply(current: set[Triple]) -> set[Triple]:
+    def diff(current: set[Triple]) -> Diff:
         return offload.run(_evaluated, body, base, steps, current)
 
-    return Patched(apply, needs)
+    return Patched(diff, needs)
 
 
 def _checked(body: str, base: str) -> frozenset[str]:
@@ -253,19 +260,64 @@ def _translated(body: str, base: str) -> Any:
     return update
 
 
-def _evaluated(body: str, base: str, steps: int, current: set[Triple]) -> set[Triple]:
-    """The resource's triples after the update (run in a pool process)."""
+def _evaluated(body: str, base: str, steps: int, current: set[Triple]) -> Diff:
+    """The update's diff of the resource (run in a pool process: only the
+    diff comes back, not the resource's triples)."""
     update = _translated(body, base)
     g = Graph(store=_BoundedStore(Budget(steps)))
     for t in current:
         g.add(t)
     try:
-        g.update(update)
+        _apply(g, update)
     except OverLimit:
         raise
     except Exception as e:  # noqa: BLE001 - evaluation errors of rdflib
         raise BadPatch(f"SPARQL Update failed: {e}") from None
-    return set(g)  # type: ignore[arg-type]
+    after: set[Triple] = set(g)  # type: ignore[arg-type]
+    return after - current, current - after
+
+
+def _apply(g: Graph, update: Any) -> None:
+    """The update's operations on ``g`` in order, each as SPARQL 1.1 Update
+    §3.1.3 has it: every solution of its WHERE found first, then all its
+    deletions made, then all its insertions (``_rdf``'s). rdflib's own
+    ``evalModify`` deletes and inserts solution by solution, so one
+    solution's deletion took away another's insertion (found against
+    pyoxigraph: design note 205). Named graphs, WITH and USING are refused
+    before (``_translated``)."""
+    from rdflib.plugins.sparql.evaluate import evalBGP, evalPart
+    from rdflib.plugins.sparql.sparql import QueryContext
+    from rdflib.plugins.sparql.update import _fillTemplate, evalDeleteData, evalInsertData
+
+    for u in update.algebra:
+        ctx = QueryContext(g)
+        ctx.prologue = u.prologue
+        if u.name == "InsertData":
+            evalInsertData(ctx, u)
+            continue
+        if u.name == "DeleteData":
+            evalDeleteData(ctx, u)
+            continue
+        inserts: list[Any] = []
+        if u.name == "DeleteWhere":
+            solutions, deletes = list(evalBGP(ctx, u.triples)), u.triples
+        else:  # Modify
+            solutions = list(evalPart(ctx, u.where))
+            deletes = u.delete.triples if u.delete else []
+            inserts = u.insert.triples if u.insert else []
+        gone = {t for c in solutions for t in _fillTemplate(deletes, c)}
+        made = _rdf({t for c in solutions for t in _fillTemplate(inserts, c)})
+        for t in gone:
+            g.remove(t)
+        for t in made:
+            g.add(t)
+
+
+def _rdf(triples: set[Triple]) -> set[Triple]:
+    """The triples that are RDF: a template's instance with a literal
+    subject or a predicate that is no IRI is left out (SPARQL 1.1 Update
+    §3.1.3; rdflib inserted it, and pyoxigraph, the oracle, does not)."""
+    return {t for t in triples if isinstance(t[0], URIRef | BNode) and isinstance(t[1], URIRef)}
 
 
 def _has_service(node: object) -> bool:

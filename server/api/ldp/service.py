@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from server.api.auth import Principal
 from server.api.ldp import access, headers, patch
 from server.api.ldp.headers import BINARY, CONTAINER, DESCRIPTION, DOCUMENT, Shape
-from server.api.ldp.patch import Change, DataChange
+from server.api.ldp.patch import Change, DataChange, Patched
 from server.api.ldp.resource import (
     Target,
     container_state,
@@ -105,9 +105,10 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
             if t.is_container:
                 _no_containment(change)
             store = functools.partial(pods.put_resource, c, t.pod.id, t.path, change)
-        else:
+        else:  # a patch that reads the resource writes only what it changes
             old = pods.resource_triples(c, row.id) if row and not row.binary else set()
-            store = functools.partial(pods.put_resource, c, t.pod.id, t.path, change(old))
+            store = functools.partial(pods.patch_resource, c, t.pod.id, t.path,
+                                      *_patched(change).diff(old), held=row)
         if forward is not None:  # once the write is known to apply here
             forward()
         seq = store()
@@ -136,10 +137,16 @@ def _write_description(c: Connection, t: Target, described,  # type: ignore[no-u
     if isinstance(change, DataChange):
         seq = pods.patch_description(c, t.pod.id, described.id, change.inserts, change.deletes)
     else:
-        seq = pods.put_description(c, t.pod.id, described.id,
-                                   change(pods.resource_triples(c, described.id)))
+        seq = pods.patch_description(c, t.pod.id, described.id,
+                                     *_patched(change).diff(pods.resource_triples(c, described.id)))
     return Written(seq, tag(pods.description_etag(c, described.id), "text/turtle"), False,
                    t.path, pods.written(c, seq).changed, t.pod)
+
+
+def _patched(change: Change) -> Patched:
+    if not isinstance(change, Patched):
+        raise TypeError(f"not a patch of this server: {change!r}")
+    return change
 
 
 def _refuse_auxiliary(t: Target) -> None:
