@@ -80,7 +80,8 @@ def _graph(rng: random.Random) -> set[Triple]:
 
 
 def _where_update(rng: random.Random) -> str:
-    """DELETE / INSERT … WHERE over a few patterns, or DELETE WHERE."""
+    """DELETE / INSERT … WHERE over a few patterns and one of FILTER,
+    OPTIONAL, BIND, a path, NOT EXISTS, VALUES or MINUS; or DELETE WHERE."""
     def pattern() -> str:
         return " ".join(rng.choice(["?x", "?y", ":a", ":b"]) if i != 1 else
                         rng.choice(["?p", ":p", ":q"]) for i in range(3)) \
@@ -96,6 +97,12 @@ def _where_update(rng: random.Random) -> str:
     head = "PREFIX : <http://ex.example/>\n"
     if rng.random() < 0.2:
         return head + f"DELETE WHERE {{ {' . '.join(where)} }}"
+    extra = rng.choice(["", "FILTER (?x != :a)", "OPTIONAL { ?x :q ?z }", "BIND (:c AS ?w)",
+                        "?x :p/:q ?y", "?x :p* ?y", "FILTER NOT EXISTS { ?x :p :b }",
+                        "VALUES ?y { :a 3 }", "MINUS { ?x :q :c }"])
+    if extra:
+        where.append(extra)
+        bound |= {"?x", "?y"} if extra.startswith("?x :p") else set()
     parts = [f"DELETE {{ {template(bound)} }}"] if rng.random() < 0.7 else []
     parts += [f"INSERT {{ {template(bound)} }}"] if rng.random() < 0.7 or not parts else []
     return head + " ".join(parts) + f" WHERE {{ {' . '.join(where)} }}"
