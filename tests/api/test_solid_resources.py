@@ -7,6 +7,7 @@ and ``d1/`` could both exist)."""
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 from rdflib import Graph
 from rdflib.compare import isomorphic
 
@@ -86,7 +87,38 @@ def test_a_document_reads_back_as_written_in_every_type(w: World) -> None:
             got = w.client.get(f"/pods/alice/{path}", headers={"accept": accept, **w.as_("owner")})
             assert got.status_code == 200 and got.headers["content-type"].startswith(accept)
             assert isomorphic(_graph(got.content, accept), written), (path, accept, got.text)
-            assert b"\\/" not in got.content  # no prefixed name with an escaped slash
+            assert b"\\/" not in got.content  # no prefixed name escaping a slash
+
+
+def test_a_conditional_get_answered_304_reads_no_content(w: World) -> None:
+    """If-None-Match naming the representation's ETag is 304 without the
+    resource's triples (or bytes) read; another type's is a 200 with them."""
+    h = w.as_("owner")
+    assert w.client.put("/pods/alice/cond", content=ODD_TERMS.encode(),
+                        headers={**TURTLE, **h}).status_code == 201
+    assert w.client.put("/pods/alice/file", content=b"bytes",
+                        headers={"content-type": "text/plain", **h}).status_code == 201
+    sent: list[str] = []
+    engine = w.client.app.state.engine  # type: ignore[attr-defined]
+
+    def seen(conn, cursor, statement, *_) -> None:  # type: ignore[no-untyped-def]
+        sent.append(statement)
+
+    sa.event.listen(engine, "before_cursor_execute", seen)
+    try:
+        for path, accept in (("cond", "text/turtle"), ("file", "text/plain")):
+            asked = {"accept": accept, **h}
+            etag = w.client.get(f"/pods/alice/{path}", headers=asked).headers["etag"]
+            sent.clear()
+            r = w.client.get(f"/pods/alice/{path}", headers={**asked, "if-none-match": etag})
+            assert r.status_code == 304 and r.headers["etag"] == etag and not r.content
+            assert not [s for s in sent if "FROM quads" in s or s.startswith("SELECT body")], sent
+        sent.clear()
+        r = w.client.get("/pods/alice/cond", headers={
+            "accept": "application/n-triples", "if-none-match": etag, **h})
+        assert r.status_code == 200 and any("FROM quads" in s for s in sent)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", seen)
 
 
 def test_a_space_in_a_name(w: World) -> None:

@@ -135,21 +135,28 @@ def get_resource(where: Where, request: Request, who: Who,
         return _acl_response(request, *acl_documents.get(
             request.app.state.engine, who, _base(request), pod, path,
             request.headers.get("accept", ""), if_none_match))
+    accept = request.headers.get("accept", "")
+
+    def representation(found: resource.Found) -> tuple[str, str]:  # (media type, ETag)
+        binary = found.shape.kind == BINARY
+        media = found.content_type if binary else rdf.negotiate(accept)
+        return media, resource.tag(found.state, None if binary else media)
+
+    def unchanged(found: resource.Found) -> bool:  # 304: its content is not read
+        return if_none_match is not None and resource.names(representation(found)[1],
+                                                            if_none_match)
+
     with db.reading(request.app.state.engine) as c:
         t = resource.target(c, who, _base(request), pod, path, access.READ)
-        found = resource.read(c, t)
+        found = resource.read(c, t, lambda f: not unchanged(f))
         wac = access.wac_allow(who, t.pod, t.path)
-    if found.body is not None:
-        media, content = found.content_type, found.body
-        etag = resource.tag(found.state, None)
-    else:
-        media = rdf.negotiate(request.headers.get("accept", ""))
-        etag = resource.tag(found.state, media)
-        content = rdf.write(found.triples or TermTable([], []), media)
+    media, etag = representation(found)
     out = {**headers.for_resource(found.shape, t.iri, t.root, wac, t.pod.owner, etag),
            "Last-Modified": format_datetime(found.modified.astimezone(UTC), usegmt=True)}
-    if if_none_match is not None and resource.names(etag, if_none_match):
+    if unchanged(found):
         return Response(status_code=304, headers=out)
+    content = found.body if found.body is not None else \
+        rdf.write(found.triples or TermTable([], []), media)
     if request.method == "HEAD":  # the headers of the GET, its length included
         return Response(b"", media_type=media,
                         headers={**out, "Content-Length": str(len(content))})

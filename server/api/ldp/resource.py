@@ -7,8 +7,10 @@ ETags of its state and representations."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote, unquote
@@ -108,26 +110,36 @@ def missing(t: Target) -> NotFound:
         CONTAINER if t.is_container else DOCUMENT, t.root))
 
 
-def read(conn: Connection, t: Target) -> Found:
+def read(conn: Connection, t: Target, wanted: Callable[[Found], bool] = lambda _: True) -> Found:
+    """The resource at ``t``: its shape, state and content — unless
+    ``wanted``, given what it is without its content, says the content is
+    not needed (a conditional GET answered 304 reads no triple)."""
     subject = described(conn, t)
     if subject is not None:
-        return Found(Shape(DESCRIPTION), pods.description_etag(conn, subject.id),
-                     "text/turtle", subject.updated_at,
-                     triples=pods.resource_table(conn, subject.id))
+        return _content(conn, Found(Shape(DESCRIPTION), pods.description_etag(conn, subject.id),
+                                    "text/turtle", subject.updated_at), subject.id, wanted)
     row = pods.resource(conn, t.pod.id, t.path)
     if row is None or t.subject is not None and not t.is_container:
         raise missing(t)
     if t.is_container:
         members = pods.members(conn, t.pod.id, t.path)
-        return Found(Shape(CONTAINER, root=t.path == "", empty=not members),
-                     container_state(row.etag, members), "text/turtle", row.updated_at,
-                     triples=pods.resource_table(conn, row.id).union(
-                         TermTable.of(_managed(t, members))))
+        found = _content(conn, Found(Shape(CONTAINER, root=t.path == "", empty=not members),
+                                     container_state(row.etag, members), "text/turtle",
+                                     row.updated_at), row.id, wanted)
+        return found if found.triples is None else dataclasses.replace(
+            found, triples=found.triples.union(TermTable.of(_managed(t, members))))
     if row.binary:
-        return Found(Shape(BINARY), row.etag, row.content_type, row.updated_at,
-                     body=pods.resource_body(conn, row.id))
-    return Found(Shape(DOCUMENT), row.etag, row.content_type, row.updated_at,
-                 triples=pods.resource_table(conn, row.id))
+        found = Found(Shape(BINARY), row.etag, row.content_type, row.updated_at)
+        return dataclasses.replace(found, body=pods.resource_body(conn, row.id)) \
+            if wanted(found) else found
+    return _content(conn, Found(Shape(DOCUMENT), row.etag, row.content_type, row.updated_at),
+                    row.id, wanted)
+
+
+def _content(conn: Connection, found: Found, rid: int, wanted: Callable[[Found], bool]) -> Found:
+    """``found`` with the triples of the resource ``rid`` when ``wanted``."""
+    return dataclasses.replace(found, triples=pods.resource_table(conn, rid)) \
+        if wanted(found) else found
 
 
 def described(conn: Connection, t: Target):  # type: ignore[no-untyped-def]
