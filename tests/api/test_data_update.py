@@ -164,3 +164,19 @@ def test_a_where_update_deletes_every_solutions_triples_before_inserting() -> No
             "DELETE { ?x :p :a . ?x :p ?y } INSERT { ?y :p ?x } WHERE { ?x :q ?y }")
     current = {(b, q, a), (a, q, b)}
     assert _rdflib_update(body, BASE).diff(current) == ({(a, p, b), (b, p, a)}, set())
+
+
+def test_a_selective_n3_where_is_cheap_on_a_large_resource() -> None:
+    """Each ``solid:where`` pattern is read through the resource's index by
+    its constants and bound variables: two patterns over 60,000 triples find
+    their one match within the default budget of 100,000 steps (a scan of
+    the resource for each pattern: 422)."""
+    ex = "http://ex.example/"
+    p, q, kind = (URIRef(ex + x) for x in ("p", "q", "T"))
+    current = {t for i in range(30_000) for t in (
+        (URIRef(f"{ex}s{i}"), p, Literal(i)),
+        (URIRef(f"{ex}s{i}"), URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"), kind))}
+    body = ("@prefix solid: <http://www.w3.org/ns/solid/terms#>. @prefix : <http://ex.example/>.\n"
+            "_:r a solid:InsertDeletePatch; solid:where { ?s a :T . ?s :p 5 };\n"
+            "  solid:inserts { ?s :q 1 }.")
+    assert n3_patch(body, BASE).diff(current) == ({(URIRef(ex + "s5"), q, Literal(1))}, set())
