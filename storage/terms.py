@@ -66,6 +66,18 @@ class TermTable:
                 for s, p, o in triples]
         return TermTable([terms[i] for i in at], rows)
 
+    @staticmethod
+    def of_fields(triples: Iterable[tuple[TermFields, TermFields, TermFields]]) -> TermTable:
+        """The table of triples given as their terms' fields."""
+        at: dict[TermFields, int] = {}
+        rows = {tuple(at.setdefault(f, len(at)) for f in t) for t in triples}
+        return TermTable(list(at), list(rows))  # type: ignore[arg-type]
+
+    def rows(self) -> list[tuple[TermFields, TermFields, TermFields]]:
+        """Each triple as its terms' fields."""
+        terms = self.terms
+        return [(terms[s], terms[p], terms[o]) for s, p, o in self.triples]
+
     def union(self, other: TermTable) -> TermTable:
         """The triples of both tables, a triple of both once."""
         at: dict[TermFields, int] = {}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from rdflib import RDF, Graph, Namespace, URIRef
+from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.graph import QuotedGraph
 from rdflib.store import Store
 from rdflib.term import BNode, Identifier, Node, Variable
@@ -19,10 +19,12 @@ from server.api.ldp import data_update, offload
 from server.api.ldp.rdf import Triple
 from server.errors import BadRequest, Conflict, OverLimit
 from storage.terms import Position, TermTable
-from views.terms import TermFields  # rdflib keeps lexical forms (views.terms), offload's too
+from views.terms import KINDS, TermFields, fields_of  # rdflib's lexical forms kept, pool's too
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
-Diff = tuple[set[Triple], set[Triple]]  # what a patch inserts into a resource, what it deletes
+Diff = tuple[TermTable, TermTable]  # what a patch inserts into a resource, what it deletes
+Fielded = tuple[Any, Any, Any]  # a triple (pattern) of dictionary fields, and variables
+IRI, LITERAL = KINDS[URIRef], KINDS[Literal]
 
 # What a patch does to a resource, as Web Access Control reads it (Solid
 # Protocol §5.3.1): a WHERE reads it, insertions append, deletions read and
@@ -48,12 +50,14 @@ class Patched:
     (``pods.patch_resource``), whatever the resource's size (design note
     205)."""
 
-    diff: Callable[[set[Triple]], Diff]
+    diff: Callable[[TermTable], Diff]  # of the resource's triples, as the dictionary's fields
     modes: frozenset[str]
 
     def __call__(self, current: set[Triple]) -> set[Triple]:
-        inserted, deleted = self.diff(current)
-        return (current - deleted) | inserted
+        table = TermTable.of(current)
+        inserted, deleted = self.diff(table)
+        after = (set(table.rows()) - set(deleted.rows())) | set(inserted.rows())
+        return TermTable.of_fields(after).decoded()
 
 
 @dataclass(frozen=True)
@@ -128,21 +132,35 @@ def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
         if name == "solid:deletes" and any(isinstance(t, BNode) for p in part for t in p):
             raise BadPatch("solid:deletes may not contain blank nodes")
 
-    def diff(current: set[Triple]) -> Diff:
+    patterns = [_fielded(t, existential=True) for t in where]
+    made, taken = ([_fielded(t) for t in part] for part in (inserts, deletes))
+
+    def diff(table: TermTable) -> Diff:
+        current = set(table.rows())
         data = _BoundedStore(Budget(steps), current)
-        matches = list(islice(_matches(where, data, {}), 2))  # a 2nd is enough
+        matches = list(islice(_matches(patterns, data, {}), 2))  # a 2nd is enough
         if len(matches) != 1:
             raise Conflict("solid:where matches " + ("more than once" if matches else "nothing")
                            + "; it must match exactly once")
         binding = matches[0]
-        gone = {_bind(t, binding) for t in deletes}
+        gone = {_bind(t, binding) for t in taken}
         missing = gone - current
         if missing:
             raise Conflict(f"{len(missing)} triple(s) of solid:deletes are not in the resource")
-        added = {_bind(t, binding) for t in inserts}
-        return _rdf(added - current), gone - added
+        added = {t for t in (_bind(t, binding) for t in made) if t[0][0] != LITERAL
+                 and t[1][0] == IRI}  # an instance that is no RDF is left out, as in ``_rdf``
+        return TermTable.of_fields(added - current), TermTable.of_fields(gone - added)
 
     return Patched(diff, _needs(bool(where), bool(inserts), bool(deletes)))
+
+
+def _fielded(t: Triple, existential: bool = False) -> Fielded:
+    """A patch's triple with its terms as the dictionary's fields (the
+    resource is matched as stored: no term of it is made for rdflib), its
+    variables kept — and, in ``solid:where`` (``existential``), its blank
+    nodes, which stand for any term there."""
+    return tuple(x if isinstance(x, Variable) or existential and isinstance(x, BNode)  # type: ignore[return-value]
+                 else fields_of(x) for x in t)
 
 
 def _formula(g: Graph, patch: Node, predicate: Identifier) -> list[Triple]:
@@ -160,8 +178,8 @@ def _is_var(t: Identifier) -> bool:
     return isinstance(t, (Variable, BNode))  # blank nodes in where are existential
 
 
-def _matches(patterns: list[Triple], data: _BoundedStore,
-             binding: dict[Identifier, Identifier]) -> Iterator[dict[Identifier, Identifier]]:
+def _matches(patterns: list[Fielded], data: _BoundedStore,
+             binding: dict[Identifier, TermFields]) -> Iterator[dict[Identifier, TermFields]]:
     """The bindings of ``patterns`` in ``data``, each pattern read through
     the index by its constants and bound variables (so a selective
     ``solid:where`` is cheap on a large resource; every triple a pattern
@@ -177,7 +195,7 @@ def _matches(patterns: list[Triple], data: _BoundedStore,
             yield from _matches(rest, data, extended)
 
 
-def _unify(pattern: Identifier, term: Identifier, binding: dict[Identifier, Identifier]) -> bool:
+def _unify(pattern: Any, term: TermFields, binding: dict[Identifier, TermFields]) -> bool:
     if not _is_var(pattern):
         return pattern == term
     if pattern in binding:
@@ -186,7 +204,7 @@ def _unify(pattern: Identifier, term: Identifier, binding: dict[Identifier, Iden
     return True
 
 
-def _bind(t: Triple, binding: dict[Identifier, Identifier]) -> Triple:
+def _bind(t: Fielded, binding: dict[Identifier, TermFields]) -> Fielded:
     return tuple(binding.get(x, x) if isinstance(x, Variable) else x for x in t)  # type: ignore[return-value]
 
 
@@ -217,8 +235,8 @@ def _rdflib_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     pure Python and would otherwise hold the API's GIL for seconds."""
     needs = offload.run(_checked, body, base)
 
-    def diff(current: set[Triple]) -> Diff:
-        return offload.run(_evaluated, body, base, steps, current)
+    def diff(table: TermTable) -> Diff:
+        return offload.run(_evaluated, body, base, steps, table)
 
     return Patched(diff, needs)
 
@@ -265,10 +283,12 @@ def _translated(body: str, base: str) -> Any:
     return update
 
 
-def _evaluated(body: str, base: str, steps: int, current: set[Triple]) -> Diff:
-    """The update's diff of the resource (run in a pool process: only the
-    diff comes back, not the resource's triples)."""
+def _evaluated(body: str, base: str, steps: int, table: TermTable) -> Diff:
+    """The update's diff of the resource (run in a pool process: the
+    resource crosses as its table of fields, its rdflib terms are made
+    here, and only the diff comes back)."""
     update = _translated(body, base)
+    current = table.decoded()
     g = Graph(store=_BoundedStore(Budget(steps), current))
     try:
         _apply(g, update)
@@ -277,7 +297,7 @@ def _evaluated(body: str, base: str, steps: int, current: set[Triple]) -> Diff:
     except Exception as e:  # noqa: BLE001 - evaluation errors of rdflib
         raise BadPatch(f"SPARQL Update failed: {e}") from None
     after: set[Triple] = set(g)  # type: ignore[arg-type]
-    return after - current, current - after
+    return TermTable.of(after - current), TermTable.of(current - after)
 
 
 def _apply(g: Graph, update: Any) -> None:
@@ -340,15 +360,15 @@ class _BoundedStore(Store):
     sets built at once: rdflib's ``Memory`` took 0.8 s to take 64k triples
     one ``add`` (and its events) at a time (design note 205)."""
 
-    def __init__(self, budget: Budget, triples: set[Triple]) -> None:
+    def __init__(self, budget: Budget, triples: set[Triple] | set[Fielded]) -> None:
         super().__init__()
         self.budget = budget
-        self.all = set(triples)
-        self.at: tuple[dict[Identifier, set[Triple]], ...] = ({}, {}, {})
+        self.all: set[Any] = set(triples)  # rdflib's terms (SPARQL) or their fields (N3 Patch)
+        self.at: tuple[dict[Any, set[Any]], ...] = ({}, {}, {})
         for t in self.all:
             self._index(t)
 
-    def _index(self, t: Triple) -> None:
+    def _index(self, t: Any) -> None:
         for where, term in zip(self.at, t, strict=True):
             where.setdefault(term, set()).add(t)
 

@@ -106,7 +106,7 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
                 _no_containment(change)
             store = functools.partial(pods.put_resource, c, t.pod.id, t.path, change)
         else:  # a patch that reads the resource writes only what it changes
-            old = pods.resource_triples(c, row.id) if row and not row.binary else set()
+            old = pods.resource_table(c, row.id) if row and not row.binary else TermTable([], [])
             store = functools.partial(pods.patch_resource, c, t.pod.id, t.path,
                                       *_patched(change).diff(old), held=row)
         if forward is not None:  # once the write is known to apply here
@@ -138,7 +138,7 @@ def _write_description(c: Connection, t: Target, described,  # type: ignore[no-u
         seq = pods.patch_description(c, t.pod.id, described.id, change.inserts, change.deletes)
     else:
         seq = pods.patch_description(c, t.pod.id, described.id,
-                                     *_patched(change).diff(pods.resource_triples(c, described.id)))
+                                     *_patched(change).diff(pods.resource_table(c, described.id)))
     return Written(seq, tag(pods.description_etag(c, described.id), "text/turtle"), False,
                    t.path, pods.written(c, seq).changed, t.pod)
 
