@@ -354,11 +354,13 @@ def _has_service(node: object) -> bool:
 
 
 class _BoundedStore(Store):
-    """The resource's triples as rdflib evaluates a WHERE over them (through
-    ``triples``, under a plain ``Graph``), each matched triple spending the
-    update's budget. Indexed by subject, predicate and object with Python
-    sets built at once: rdflib's ``Memory`` took 0.8 s to take 64k triples
-    one ``add`` (and its events) at a time (design note 205)."""
+    """The resource's triples as a patch's patterns are matched against
+    them — rdflib's terms where rdflib evaluates a SPARQL Update's WHERE
+    (through ``triples``, under a plain ``Graph``), the dictionary's fields
+    for N3 Patch's ``solid:where`` (``_matches``) — each matched triple
+    spending the patch's budget. Indexed by subject, predicate and object
+    with Python sets built at once: rdflib's ``Memory`` took 0.8 s to take
+    64k triples one ``add`` (and its events) at a time (design note 205)."""
 
     def __init__(self, budget: Budget, triples: set[Triple] | set[Fielded]) -> None:
         super().__init__()
