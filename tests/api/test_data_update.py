@@ -201,6 +201,7 @@ def _n3_part(rng: random.Random, bound: set[str]) -> str:
                       for _ in range(rng.randint(0, 2)))
 
 
+@pytest.mark.filterwarnings("ignore:Dataset.default_context is deprecated:DeprecationWarning")
 def test_n3_patches_agree_with_pyoxigraph() -> None:
     """An N3 Patch on random small graphs against an oracle built on
     pyoxigraph's SPARQL: 409 unless ``solid:where`` (blank nodes as
