@@ -351,9 +351,8 @@ def resource_body(conn: Connection, rid: int) -> bytes:
 
 
 def resource_triples(conn: Connection, rid: int) -> set[Triple]:
-    rows = _content(conn, rid)
-    names = terms.decode(conn, (x for r in rows for x in r))
-    return {(names[s], names[p], names[o]) for s, p, o in rows}
+    """The resource's triples, as rdflib terms."""
+    return resource_table(conn, rid).decoded()
 
 
 def resource_table(conn: Connection, rid: int) -> TermTable:

@@ -68,9 +68,10 @@ class TermTable:
 
     @staticmethod
     def of_fields(triples: Iterable[tuple[TermFields, TermFields, TermFields]]) -> TermTable:
-        """The table of triples given as their terms' fields."""
+        """The table of triples given as their terms' fields, in their order
+        (a triple given twice once)."""
         at: dict[TermFields, int] = {}
-        rows = {tuple(at.setdefault(f, len(at)) for f in t) for t in triples}
+        rows = dict.fromkeys(tuple(at.setdefault(f, len(at)) for f in t) for t in triples)
         return TermTable(list(at), list(rows))  # type: ignore[arg-type]
 
     def rows(self) -> list[tuple[TermFields, TermFields, TermFields]]:
@@ -80,14 +81,7 @@ class TermTable:
 
     def union(self, other: TermTable) -> TermTable:
         """The triples of both tables, a triple of both once."""
-        at: dict[TermFields, int] = {}
-        for f in self.terms + other.terms:
-            at.setdefault(f, len(at))
-        rows: dict[Position, None] = {}
-        for table in (self, other):
-            moved = [at[f] for f in table.terms]
-            rows.update(dict.fromkeys((moved[s], moved[p], moved[o]) for s, p, o in table.triples))
-        return TermTable(list(at), list(rows))
+        return TermTable.of_fields([*self.rows(), *other.rows()])
 
     def decoded(self) -> set[tuple[Identifier, Identifier, Identifier]]:
         """The triples, as rdflib terms."""
