@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from rdflib import Graph
 from rdflib.compare import isomorphic
 
+from server.api.ldp import rdf
 from tests.api.api_helpers import TURTLE, World, world
 
 EX = "@prefix : <http://ex/> .\n"
@@ -88,6 +89,19 @@ def test_a_document_reads_back_as_written_in_every_type(w: World) -> None:
             assert got.status_code == 200 and got.headers["content-type"].startswith(accept)
             assert isomorphic(_graph(got.content, accept), written), (path, accept, got.text)
             assert b"\\/" not in got.content  # no prefixed name escaping a slash
+
+
+def test_a_turtle_body_names_a_bounded_number_of_namespaces(w: World) -> None:
+    """A document whose 200 predicates each have a namespace of their own is
+    written with at most ``PREFIXES`` and ``MORE_PREFIXES`` prefixes
+    (pyoxigraph's writer tries each on every IRI), and reads back whole."""
+    body = "".join(f"<http://ex/s> <http://ex/{i}/p> {i} .\n" for i in range(200))
+    assert w.client.put("/pods/alice/wide", content=body.encode(),
+                        headers={**TURTLE, **w.as_("owner")}).status_code == 201
+    got = w.client.get("/pods/alice/wide", headers={"accept": "text/turtle", **w.as_("owner")})
+    assert got.status_code == 200
+    assert got.text.count("@prefix") <= len(rdf.PREFIXES) + rdf.MORE_PREFIXES
+    assert isomorphic(_graph(got.content, "text/turtle"), _graph(body.encode(), "text/turtle"))
 
 
 def test_a_conditional_get_answered_304_reads_no_content(w: World) -> None:

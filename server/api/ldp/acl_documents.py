@@ -19,6 +19,7 @@ from server.api.ldp.wac import ACL
 from server.errors import NotFound, UnsupportedMediaType
 from storage import acls, db
 from storage.db import retrying
+from storage.terms import TermTable
 
 Triple = rdf.Triple
 ALLOW = "OPTIONS, HEAD, GET, PATCH, PUT, DELETE"
@@ -92,7 +93,7 @@ def get(engine: Engine, who: Principal, base: str, pod: str, path: str, accept: 
         out = _headers(t, who, etag)
     if if_none_match is not None and resource.names(etag, if_none_match):
         return 304, b"", media, out
-    return 200, rdf.serialize(_triples(doc[0]), media), media, out
+    return 200, rdf.write(TermTable.of(_triples(doc[0])), media), media, out
 
 
 def parse(content: bytes, content_type: str, iri: str, limits: object) -> set[Triple]:
