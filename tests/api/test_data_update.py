@@ -246,3 +246,15 @@ def test_n3_patches_agree_with_pyoxigraph() -> None:
 
 def _fields(triples: set[Triple]) -> set[tuple[TermFields, ...]]:
     return {tuple(fields_of(x) for x in t) for t in triples}
+
+
+def test_a_selective_where_update_of_a_resource_larger_than_the_budget() -> None:
+    """The budget counts the WHERE's matches, not the resource read back
+    after it: a one-match update of 120,000 triples (the budget 100,000)
+    applies."""
+    ex = "http://ex.example/"
+    p, q = URIRef(ex + "p"), URIRef(ex + "q")
+    current = {(URIRef(f"{ex}s{i}"), p, Literal(i)) for i in range(120_000)}
+    body = "PREFIX : <http://ex.example/> INSERT { ?s :q 1 } WHERE { ?s :p 5 }"
+    assert _diff(_rdflib_update(body, BASE), current) == ({(URIRef(ex + "s5"), q, Literal(1))},
+                                                           set())

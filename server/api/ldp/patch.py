@@ -289,15 +289,16 @@ def _evaluated(body: str, base: str, steps: int, table: TermTable) -> Diff:
     here, and only the diff comes back)."""
     update = _translated(body, base)
     current = table.decoded()
-    g = Graph(store=_BoundedStore(Budget(steps), current))
+    store = _BoundedStore(Budget(steps), current)
     try:
-        _apply(g, update)
+        _apply(Graph(store=store), update)
     except OverLimit:
         raise
     except Exception as e:  # noqa: BLE001 - evaluation errors of rdflib
         raise BadPatch(f"SPARQL Update failed: {e}") from None
-    after: set[Triple] = set(g)  # type: ignore[arg-type]
-    return TermTable.of(after - current), TermTable.of(current - after)
+    # the store's own set: read through the graph, every triple spent the budget, and an
+    # update of a resource of more triples than the budget was refused however selective
+    return TermTable.of(store.all - current), TermTable.of(current - store.all)
 
 
 def _apply(g: Graph, update: Any) -> None:
