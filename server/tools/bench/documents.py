@@ -1,7 +1,7 @@
 """``podviews bench documents``: a stored document read back whole, as a
 Solid client's GET reads it, in each RDF type the server writes — our read
 (the document's rows and their terms from Postgres, then written:
-``pods.resource_fields`` and ``rdf.write``, what the GET runs) against
+``pods.resource_table`` and ``rdf.write``, what the GET runs) against
 pyoxigraph writing the same triples from memory, in the same run. Each
 body is parsed back by pyoxigraph and compared with the file's triples."""
 
@@ -54,10 +54,10 @@ def run(server_url: str, data: Path) -> list[DocumentRow]:
             for _ in range(SAMPLES):
                 t0 = time.perf_counter()
                 with engine.connect() as c:
-                    table = pods.resource_table(c, rid)
+                    stored = pods.resource_table(c, rid)
                     c.commit()
                 t1 = time.perf_counter()
-                body = rdf.write(table, media)
+                body = rdf.write(stored, media)
                 t2 = time.perf_counter()
                 ox.serialize(theirs, format=form)
                 t3 = time.perf_counter()
