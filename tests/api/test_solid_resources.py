@@ -275,6 +275,39 @@ def test_a_files_description_feeds_views(w: World) -> None:
     assert rows == []
 
 
+def test_each_documents_blank_nodes_are_its_own(w: World) -> None:
+    """Two documents writing ``_:b0`` — in Turtle, JSON-LD, a POST — write
+    three nodes, not one (RDF 1.1 Concepts §3.4: blank node identifiers are
+    local to their document; a pod's graph merges its documents): a view
+    joining on the node finds no row, each document still reads back as
+    written, and the same body PUT again holds new nodes."""
+    r = w.client.post("/views", json={"name": "v", "query": (
+        "SELECT ?n ?a ?c { ?x <http://ex/name> ?n . ?x <http://ex/age> ?a . "
+        "OPTIONAL { ?x <http://ex/city> ?c } }")}, headers=w.as_("consumer"))
+    view = r.headers["location"]
+    assert w.client.post("/admin/consents", json={"pod": "alice", "consumer": w.webids[
+        "consumer"]}, headers=w.as_("owner")).status_code == 201
+    owner = w.as_("owner")
+    bodies = {"/pods/alice/a": ('_:b0 <http://ex/name> "Alice" .', TURTLE),
+              "/pods/alice/b": ('{"@id": "_:b0", "http://ex/age": 30}',
+                                {"content-type": "application/ld+json"})}
+    for path, (body, media) in bodies.items():
+        assert w.client.put(path, content=body, headers={**media, **owner}).status_code == 201
+    r = w.client.post("/pods/alice/", content='_:b0 <http://ex/city> "Gent" .',
+                      headers={**TURTLE, "slug": "c", **owner})
+    assert r.status_code == 201, r.text
+    rows = w.client.get(f"{view}/results", params={"min_seq": r.headers["podviews-seq"]},
+                        headers=w.as_("consumer")).json()["results"]["bindings"]
+    assert rows == []
+    nodes = {line.split()[0] for path in ("/pods/alice/a", "/pods/alice/b", "/pods/alice/c")
+             for line in _nt(w, path)}
+    assert len(nodes) == 3 and all(n.startswith("_:") for n in nodes)
+    before = _nt(w, "/pods/alice/a")
+    r = w.client.put("/pods/alice/a", content=bodies["/pods/alice/a"][0], headers={**TURTLE, **owner})
+    again = _nt(w, "/pods/alice/a")
+    assert r.status_code == 204 and len(again) == 1 and again != before
+
+
 def test_a_file_over_the_body_limit_is_413_and_stores_nothing(migrated: str) -> None:
     with world(migrated, max_body_bytes=1000) as w:
         h = {"content-type": "application/octet-stream", **w.as_("owner")}

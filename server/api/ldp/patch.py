@@ -280,7 +280,20 @@ def _translated(body: str, base: str) -> Any:
         if _has_service(get(op, "where")):
             raise BadPatch("SERVICE is not allowed in an update: this server makes no "
                            "requests on a client's behalf")
+    _labels_unshared(update.algebra)
     return update
+
+
+def _labels_unshared(operations: Any) -> None:
+    """400 when a blank node label of one INSERT DATA recurs in another of
+    the request (the SPARQL 1.1 grammar's note on blank node labels, W3C
+    test syntax-update-54; pyoxigraph refuses it too)."""
+    seen: dict[BNode, int] = {}
+    for i, op in enumerate(operations):
+        data = dict.get(op, "triples") or [] if op.name == "InsertData" else []
+        for b in {x for t in data for x in t if isinstance(x, BNode)}:
+            if seen.setdefault(b, i) != i:
+                raise BadPatch(f"the blank node _:{b} is used by two INSERT DATA operations")
 
 
 def _evaluated(body: str, base: str, steps: int, table: TermTable) -> Diff:
@@ -311,13 +324,13 @@ def _apply(g: Graph, update: Any) -> None:
     before (``_translated``)."""
     from rdflib.plugins.sparql.evaluate import evalBGP, evalPart
     from rdflib.plugins.sparql.sparql import QueryContext
-    from rdflib.plugins.sparql.update import _fillTemplate, evalDeleteData, evalInsertData
+    from rdflib.plugins.sparql.update import _fillTemplate, evalDeleteData
 
     for u in update.algebra:
         ctx = QueryContext(g, initBindings={})  # as rdflib's evalUpdate makes it
         ctx.prologue = u.prologue
-        if u.name == "InsertData":
-            evalInsertData(ctx, u)
+        if u.name == "InsertData":  # its blank nodes new ones (SPARQL 1.1 Update §3.1.1)
+            g += _fillTemplate(u.triples, ctx.solution())
             continue
         if u.name == "DeleteData":
             evalDeleteData(ctx, u)

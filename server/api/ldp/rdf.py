@@ -66,7 +66,10 @@ def is_rdf(content_type: str) -> bool:
 def parse(body: bytes, content_type: str, base: str,
           limits: RdfLimits = RdfLimits()) -> set[Triple]:
     """The triples of ``body``; 415 for a type we do not read, 400 for a body
-    that is not valid RDF in it (an invalid IRI included), 413 beyond ``limits``."""
+    that is not valid RDF in it (an invalid IRI included), 413 beyond ``limits``.
+    Its blank nodes are its own: each body's are new nodes, whatever their
+    labels (RDF 1.1 Concepts §3.4: blank node identifiers are local to the
+    document), so two documents' ``_:b0`` are two nodes in a pod's graph."""
     return parse_table(body, content_type, base, limits).decoded()
 
 
@@ -85,7 +88,8 @@ def parse_table(body: bytes | IO[bytes], content_type: str, base: str,
         body = _with_bundled_contexts(body if isinstance(body, bytes) else body.read(), base)
     most = limits.triples if limits is not None else None
     try:
-        table = table_of(ox.parse(body, fmt, base_iri=base, without_named_graphs=True), most)
+        table = table_of(ox.parse(body, fmt, base_iri=base, without_named_graphs=True,
+                                  rename_blank_nodes=True), most)
     except (SyntaxError, ValueError) as e:
         raise BadRdf(f"{media} parse error: {e}") from None
     if not table.triples and media == "application/ld+json" and \
