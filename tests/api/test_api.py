@@ -335,3 +335,30 @@ def test_construct_view_writes_its_graph_into_a_resource(w: World) -> None:
     assert len(got) == len(want) == 6 and sorted(o for _, o in got) == sorted(o for _, o in want)
     assert [r for r in got if r[0].startswith("http")] == [r for r in want if r[0].startswith(
         "http")]  # the blank nodes' labels are each engine's own
+
+
+def test_two_construct_views_write_blank_nodes_of_their_own(w: World) -> None:
+    """Two CONSTRUCT views of one query, each writing its graph into its own
+    resource, write two blank nodes per solution, not one: each document's
+    blank nodes are its own (design note 206), and a view reading both
+    counts them apart."""
+    h = {**TURTLE, **w.as_("owner")}
+    acl = ("@prefix acl: <http://www.w3.org/ns/auth/acl#>.\n"
+           f"<#w> a acl:Authorization; acl:agent <{w.webids['consumer']}>;"
+           " acl:mode acl:Write, acl:Append, acl:Read; acl:accessTo <./>; acl:default <./>.\n")
+    assert w.client.put("/pods/alice/derived/.acl", content=acl, headers=h).status_code == 201
+    construct = "PREFIX : <http://ex/>\nCONSTRUCT { [] :tag ?o } WHERE { ?s :p ?o }"
+    views = [w.client.post("/views", json={"name": name, "query": construct, "target": (
+        f"http://pods.test/pods/alice/derived/{name}")}, headers=w.as_("consumer"))
+        for name in ("one", "two")]
+    assert [r.status_code for r in views] == [201, 201], [r.text for r in views]
+    reader = _view(w, "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x :tag ?o }")
+    _grant(w)
+    seq = w.client.put("/pods/alice/data", content=EX + ":a :p 1, 2 .",
+                       headers=h).headers["podviews-seq"]
+    for r in views:  # each view's graph written by then (CONSTRUCT results are Turtle)
+        assert w.client.get(f"{r.headers['location']}/results", params={"min_seq": seq},
+                            headers=w.as_("consumer")).status_code == 200
+    later = w.client.put("/pods/alice/other", content=EX + ":z :q 1 .",
+                         headers=h).headers["podviews-seq"]
+    assert _rows(w, reader, int(later)) == [{"n": "4"}]
