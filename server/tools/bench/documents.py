@@ -3,13 +3,15 @@ Solid client's GET reads it, in each RDF type the server writes — our read
 (the document's rows and their terms from Postgres, then written:
 ``pods.resource_table`` and ``rdf.write``, what the GET runs) against
 pyoxigraph writing the same triples from memory, in the same run. Each
-body is parsed back by pyoxigraph and compared with the file's triples."""
+body is parsed back by pyoxigraph and compared with the file's graph (as
+graphs: the stored blank nodes have labels of their own, design note 206)."""
 
 from __future__ import annotations
 
 import gzip
 import statistics
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -43,6 +45,7 @@ def run(server_url: str, data: Path) -> list[DocumentRow]:
     table = read_table(data)
     with gzip.open(data, "rb") as f:
         theirs = [q.triple for q in ox.parse(cast(IO[bytes], f), format=ox.RdfFormat.N_TRIPLES)]
+    graph = _canonical(theirs)
     engine = fresh_engine(server_url, f"documents_{name.replace('-', '_')}")
     with engine.begin() as c:
         pod, _ = bench_pod(c, "bench", {"doc": table})
@@ -64,11 +67,23 @@ def run(server_url: str, data: Path) -> list[DocumentRow]:
                 ours.append((t2 - t0) * 1000)
                 reads.append((t1 - t0) * 1000)
                 oxs.append((t3 - t2) * 1000)
-            back = {q.triple for q in ox.parse(body, format=form)}
+            back = _canonical(q.triple for q in ox.parse(body, format=form))
             mine, them = statistics.median(ours), statistics.median(oxs)
             rows.append(DocumentRow(name, media, len(theirs), len(body), round(mine, 1),
                                     round(statistics.median(reads), 1), round(them, 1),
-                                    round(mine / them, 1), back == set(theirs)))
+                                    round(mine / them, 1), back == graph))
             advance()
     engine.dispose()
     return rows
+
+
+def _canonical(triples: Iterable[ox.Triple]) -> set[ox.Triple] | set[ox.Quad]:
+    """The graph with its blank nodes named canonically: two graphs are
+    isomorphic when these sets are equal (a graph without blank nodes is
+    its own: canonicalising bsbm-1000 took 5 s)."""
+    found = list(triples)
+    if not any(isinstance(x, ox.BlankNode) for t in found for x in (t.subject, t.object)):
+        return set(found)
+    graph = ox.Dataset(ox.Quad(t.subject, t.predicate, t.object) for t in found)
+    graph.canonicalize(ox.CanonicalizationAlgorithm.UNSTABLE)
+    return set(graph)
