@@ -65,12 +65,10 @@ def containers_above(path: str) -> list[str]:
         if path else []
 
 
-def ensure_containers(conn: Connection, pod: int, path: str) -> None:
-    """``path``'s name free for it, and the containers above it present
-    (created empty where missing); ``NameTaken`` when a document holds the
-    name of one of them, or the other form of ``path`` exists."""
-    above = containers_above(path)
-    wanted = [*above, path]
+def name_free(conn: Connection, pod: int, path: str) -> None:
+    """``NameTaken`` when a document holds the name of a container above
+    ``path``, or the other form of ``path`` (``d1`` for ``d1/``) exists."""
+    wanted = [*containers_above(path), path]
     clash = conn.execute(text(
         "SELECT path FROM resources WHERE pod_id = :pod AND rtrim(path, '/') = ANY(:names) "
         "AND NOT path = ANY(:paths) LIMIT 1"),
@@ -79,6 +77,13 @@ def ensure_containers(conn: Connection, pod: int, path: str) -> None:
         raise NameTaken(f"{clash!r} exists, so {path!r} cannot"
                         if clash.rstrip("/") == path.rstrip("/")
                         else f"{clash!r} is a document, not a container")
+
+
+def ensure_containers(conn: Connection, pod: int, path: str) -> None:
+    """``path``'s name free for it (``name_free``), and the containers above
+    it present (created empty where missing)."""
+    name_free(conn, pod, path)
+    above = containers_above(path)
     made = [*above, path] if path == "" or path.endswith("/") else above
     # Each container is made if missing, then held (FOR KEY SHARE: writers
     # below one container do not wait for each other) until this write

@@ -32,7 +32,30 @@ def _keep_negated_inverse_iris() -> None:
             e.expr = PLiteral("^") + Param("part", grammar.iri | grammar.A)
 
 
+def _keep_signed_numbers_as_written() -> None:
+    """A signed numeric literal is the term its token spells (SPARQL 1.1
+    §19.8 [149]–[154]: ``-0`` is ``"-0"^^xsd:integer``, a term of its own):
+    rdflib negated the number (``-0`` became ``"0"``, ``-1.0e0`` ``"-1.0"``,
+    and a non-canonical ``-0010.50`` raised TypeError) and dropped the sign
+    of ``+1.5``. Queries and updates (``server.api.ldp.patch``) share this
+    grammar."""
+    from rdflib.plugins.sparql import parser as grammar
+
+    for sign, rules in (("+", (grammar.INTEGER_POSITIVE, grammar.DECIMAL_POSITIVE,
+                               grammar.DOUBLE_POSITIVE)),
+                        ("-", (grammar.INTEGER_NEGATIVE, grammar.DECIMAL_NEGATIVE,
+                               grammar.DOUBLE_NEGATIVE))):
+        for rule in rules:
+            rule.set_parse_action(_signed(sign))
+
+
+def _signed(sign: str) -> Any:
+    # pyparsing reads a parse action's arity: one argument, the tokens
+    return lambda tokens: Literal(sign + str(tokens[0]), datatype=tokens[0].datatype)
+
+
 _keep_negated_inverse_iris()
+_keep_signed_numbers_as_written()
 _BASE: ContextVar[str | None] = ContextVar("base", default=None)
 _ARG_ORDER = ("arg", "arg1", "arg2", "arg3", "text", "start", "length", "pattern",
               "replacement", "flags")

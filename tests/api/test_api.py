@@ -362,3 +362,22 @@ def test_two_construct_views_write_blank_nodes_of_their_own(w: World) -> None:
     later = w.client.put("/pods/alice/other", content=EX + ":z :q 1 .",
                          headers=h).headers["podviews-seq"]
     assert _rows(w, reader, int(later)) == [{"n": "4"}]
+
+
+def test_signed_numbers_in_a_query_are_the_terms_they_spell(w: World) -> None:
+    """``-0``, ``+1.50``, ``-0010.50`` and ``-1.0e0`` in a pattern or VALUES
+    are the literals their tokens spell (SPARQL 1.1 §19.8; RDF 1.1 term
+    equality is by lexical form): rdflib negated the number (``-0`` matched
+    ``"0"``, not ``"-0"``), dropped the sign of ``+1.50`` and raised on
+    ``-0010.50``. Not against pyoxigraph: its store keeps numbers by value
+    (``"-0"`` and ``"0"`` are one term there), so the rows are the spec's."""
+    data = (EX + ':a :p -0, -0010.50, -1.0e0 ; :q +1.50 . :b :p 0, "-10.5"^^<http://www.w3.org/'
+            '2001/XMLSchema#decimal>, "-1.0"^^<http://www.w3.org/2001/XMLSchema#double> ; '
+            ':q 1.50 .')
+    view = _view(w, "SELECT ?s ?o WHERE { { ?s :p -0 } UNION { ?s :p -0010.50 } UNION "
+                    "{ ?s :p -1.0e0 } UNION { ?s :q +1.50 } UNION { VALUES ?o { -0 } ?s :p ?o } }")
+    _grant(w)
+    seq = w.client.put("/pods/alice/data", content=data,
+                       headers={**TURTLE, **w.as_("owner")}).headers["podviews-seq"]
+    got = sorted((r["s"], r.get("o", "")) for r in _rows(w, view, int(seq)))
+    assert got == [("http://ex/a", "")] * 4 + [("http://ex/a", "-0")]

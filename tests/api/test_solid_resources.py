@@ -316,3 +316,46 @@ def test_a_file_over_the_body_limit_is_413_and_stores_nothing(migrated: str) -> 
                             headers=h).status_code == 413  # streamed, no length declared
         assert w.client.get("/pods/alice/big", headers=w.as_("owner")).status_code == 404
         assert w.client.put("/pods/alice/big", content=b"x" * 1000, headers=h).status_code == 201
+
+
+def test_the_answers_the_protocol_fuzzer_found_wrong(w: World) -> None:
+    """Each class of difference from CSS that ``tests/e2e/test_protocol_fuzz.py``
+    found where the specs side with CSS (session 56), in process: 412 for a
+    GET's, a POST's and a DELETE's failed precondition; a name another
+    resource holds is 409 before any precondition; POST to a missing
+    resource is 404; an N3 Patch without formulas is a no-op, one that
+    breaks §5.3.1's constraints 422 (blank nodes in its insertions too); a
+    file's Content-Type as stored; a patch's numbers as written."""
+    owner = w.as_("owner")
+    n3 = {"content-type": "text/n3", **owner}
+    head = "@prefix solid: <http://www.w3.org/ns/solid/terms#>.\n_:p a solid:InsertDeletePatch"
+    assert w.client.put("/pods/alice/d", content="<#a> <#b> -0 .",
+                        headers={**TURTLE, **owner}).status_code == 201
+    stale = {"if-match": '"stale"', **owner}
+    assert w.client.get("/pods/alice/d", headers=stale).status_code == 412
+    assert w.client.head("/pods/alice/d", headers=stale).status_code == 412
+    assert w.client.delete("/pods/alice/d", headers={"if-none-match": "*", **owner}
+                           ).status_code == 412
+    assert w.client.post("/pods/alice/", content="<#a> <#b> 1 .",
+                         headers={**TURTLE, "if-none-match": "*", **owner}).status_code == 412
+    assert w.client.post("/pods/alice/nothing", content="<#a> <#b> 1 .",
+                         headers={**TURTLE, **owner}).status_code == 404
+    assert w.client.put("/pods/alice/c/", content="", headers={**TURTLE, **owner}
+                        ).status_code == 201
+    assert w.client.put("/pods/alice/c", content="<#a> <#b> 1 .",
+                        headers={**TURTLE, **stale}).status_code == 409
+    assert w.client.patch("/pods/alice/d", content=head + ".", headers=n3).status_code == 204
+    for broken in ("; solid:inserts { <#a> <#b> ?x }.", "; solid:inserts { <#a> <#b> _:x }.",
+                   "; solid:deletes { _:x <#b> 1 }."):
+        assert w.client.patch("/pods/alice/d", content=head + broken,
+                              headers=n3).status_code == 422, broken
+    r = w.client.patch("/pods/alice/d", content=head + "; solid:deletes { <#a> <#b> -0 };"
+                       " solid:inserts { <#a> <#b> 0010.0100, +5 }.", headers=n3)
+    assert r.status_code == 204, r.text
+    assert sorted(line.split()[2] for line in _nt(w, "/pods/alice/d")) == [
+        '"+5"^^<http://www.w3.org/2001/XMLSchema#integer>',
+        '"0010.0100"^^<http://www.w3.org/2001/XMLSchema#decimal>']
+    assert w.client.put("/pods/alice/t.txt", content=b"caf\xe9", headers={
+        "content-type": "text/plain", **owner}).status_code == 201
+    assert w.client.get("/pods/alice/t.txt", headers=owner).headers["content-type"] == \
+        "text/plain"

@@ -21,7 +21,7 @@ from server.api.auth import Principal, caller
 from server.api.ldp import access, acl_documents, body, headers, patch, rdf, resource, service
 from server.api.ldp.headers import BINARY, CONTAINER, DOCUMENT, Shape
 from server.config import Settings
-from server.errors import BadRequest, ServiceError, UnsupportedMediaType
+from server.errors import BadRequest, PreconditionFailed, ServiceError, UnsupportedMediaType
 from storage import db
 from storage.terms import TermTable
 
@@ -129,6 +129,7 @@ def storage_description(pod: str, request: Request, who: Who) -> Response:
 @router.get("/pods/{pod}/{path:path}",
             responses={200: {"content": {"*/*": {}}}, 304: {}, 404: {}})
 def get_resource(where: Where, request: Request, who: Who,
+                 if_match: Annotated[str | None, Header()] = None,
                  if_none_match: Annotated[str | None, Header()] = None) -> Response:
     pod, path = where
     if access.acl_subject(path) is not None:
@@ -153,14 +154,17 @@ def get_resource(where: Where, request: Request, who: Who,
     media, etag = representation(found)
     out = {**headers.for_resource(found.shape, t.iri, t.root, wac, t.pod.owner, etag),
            "Last-Modified": format_datetime(found.modified.astimezone(UTC), usegmt=True)}
+    if if_match is not None and not resource.matches(found.state, if_match):
+        raise PreconditionFailed("If-Match does not hold: the resource has changed")
     if unchanged(found):
         return Response(status_code=304, headers=out)
     content = found.body if found.body is not None else \
         rdf.write(found.triples or TermTable([], []), media)
+    # a file's type as it was stored (Starlette would add a charset to text/*); RDF's ours
+    out["Content-Type"] = media if found.body is not None else f"{media}; charset=utf-8"
     if request.method == "HEAD":  # the headers of the GET, its length included
-        return Response(b"", media_type=media,
-                        headers={**out, "Content-Length": str(len(content))})
-    return Response(content, media_type=media, headers=out)
+        return Response(b"", headers={**out, "Content-Length": str(len(content))})
+    return Response(content, headers=out)
 
 
 def _acl_response(request: Request, status: int, content: bytes, media: str,
@@ -302,7 +306,9 @@ _CONTAINER_TYPES = {f"{headers.LDP}BasicContainer", f"{headers.LDP}Container"}
 async def post_member(where: Where, request: Request, who: Who,
                       content_type: Annotated[str | None, Header()] = None,
                       slug: Annotated[str | None, Header()] = None,
-                      link: Annotated[str | None, Header()] = None) -> Response:
+                      link: Annotated[str | None, Header()] = None,
+                      if_match: Annotated[str | None, Header()] = None,
+                      if_none_match: Annotated[str | None, Header()] = None) -> Response:
     """A new member of the container, named after ``Slug``: a container when
     ``Link`` gives it the type ``ldp:BasicContainer``, else an RDF document
     or a non-RDF resource by its Content-Type."""
@@ -331,14 +337,15 @@ async def post_member(where: Where, request: Request, who: Who,
     return await _written(request, who, pod, await run_in_threadpool(
         service.create_member, request.app.state.engine, who, base, pod, path, slug, kind,
         lambda iri: rdf.parse_table(content, ctype, iri, limits), content,
-        _file_type(ctype) if kind == BINARY else "text/turtle",
+        _file_type(ctype) if kind == BINARY else "text/turtle", if_match, if_none_match,
         forward))
 
 
 @router.delete("/pods/{pod}/{path:path}", status_code=204,
                responses={404: {}, 405: {}, 409: {}, 412: {}})
 def delete_resource(where: Where, request: Request, who: Who,
-                    if_match: Annotated[str | None, Header()] = None) -> Response:
+                    if_match: Annotated[str | None, Header()] = None,
+                    if_none_match: Annotated[str | None, Header()] = None) -> Response:
     pod, path = where
     engine = request.app.state.engine
     link = {"Link": headers.storage_link(resource.iri(_base(request), pod, ""))}
@@ -346,7 +353,7 @@ def delete_resource(where: Where, request: Request, who: Who,
         acl_documents.delete(engine, who, _base(request), pod, path, if_match)
         return Response(status_code=204, headers={
             **link, **access.wac_allow_after(engine, who, pod, path)})
-    seq = service.delete(engine, who, _base(request), pod, path, if_match,
+    seq = service.delete(engine, who, _base(request), pod, path, if_match, if_none_match,
                          _forward(request, "DELETE", pod, path))
     return Response(status_code=204, headers={
         "Podviews-Seq": str(seq), **link, **access.wac_allow_after(engine, who, pod, path)})

@@ -5,7 +5,8 @@ WHERE) on the resource's graph."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Callable, Iterator, MutableSequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -15,9 +16,10 @@ from rdflib.graph import QuotedGraph
 from rdflib.store import Store
 from rdflib.term import BNode, Identifier, Node, Variable
 
+import views.parse  # noqa: F401  (rdflib's SPARQL grammar as ours: signed numbers as written)
 from server.api.ldp import data_update, offload
 from server.api.ldp.rdf import Triple
-from server.errors import BadRequest, Conflict, OverLimit
+from server.errors import BadRequest, Conflict, OverLimit, Unprocessable
 from storage.terms import Position, TermTable
 from views.terms import KINDS, TermFields, fields_of  # rdflib's lexical forms kept, pool's too
 
@@ -86,6 +88,15 @@ class BadPatch(BadRequest):
     """The patch document is malformed."""
 
 
+class RefusedPatch(Unprocessable):
+    """An N3 Patch that parses but breaks the constraints of Solid Protocol
+    §5.3.1, which answers them 422: not exactly one
+    ``solid:InsertDeletePatch``, a formula given twice or not a formula, a
+    variable its ``solid:where`` does not bind, a blank node in its
+    insertions or deletions ("The ?insertions and ?deletions formulae MUST
+    NOT contain blank nodes", as the Community Solid Server reads it)."""
+
+
 class Budget:
     """Pattern-match steps a patch may take on the resource before it is
     refused (422): an all-variable ``solid:where`` or WHERE over a resource of
@@ -109,28 +120,25 @@ def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     """An N3 Patch, read and checked now (before the write takes the
     resource's lock); applying it is 409 when ``solid:where`` does not match
     exactly once or a deletion is not there."""
-    g = Graph()
     try:
-        g.parse(data=body, format="n3", publicID=base)
+        g = _n3_graph(body, base)
     except Exception as e:  # noqa: BLE001 - rdflib's parsers raise many types for bad input
         raise BadPatch(f"N3 parse error: {e}") from None
     patches = set(g.subjects(RDF.type, SOLID.InsertDeletePatch))
     if len(patches) != 1:
-        raise BadPatch(f"an N3 Patch needs exactly one solid:InsertDeletePatch, "
-                       f"found {len(patches)}")
+        raise RefusedPatch(f"an N3 Patch needs exactly one solid:InsertDeletePatch, "
+                           f"found {len(patches)}")
     patch = patches.pop()
     where, inserts, deletes = (_formula(g, patch, p) for p in (SOLID.where, SOLID.inserts,
                                                               SOLID.deletes))
-    if not inserts and not deletes:
-        raise BadPatch("the patch has neither solid:inserts nor solid:deletes")
     bound = {t for pattern in where for t in pattern if _is_var(t)}
     for name, part in (("solid:inserts", inserts), ("solid:deletes", deletes)):
         free = {t for pattern in part for t in pattern if isinstance(t, Variable)} - bound
         if free:
-            raise BadPatch(f"{name} uses {', '.join(sorted('?' + v for v in free))}, "
-                           "not bound by solid:where")
-        if name == "solid:deletes" and any(isinstance(t, BNode) for p in part for t in p):
-            raise BadPatch("solid:deletes may not contain blank nodes")
+            raise RefusedPatch(f"{name} uses {', '.join(sorted('?' + v for v in free))}, "
+                               "not bound by solid:where")
+        if any(isinstance(t, BNode) for p in part for t in p):
+            raise RefusedPatch(f"{name} may not contain blank nodes")
 
     patterns = [_fielded(t, existential=True) for t in where]
     made, taken = ([_fielded(t) for t in part] for part in (inserts, deletes))
@@ -154,6 +162,47 @@ def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     return Patched(diff, _needs(bool(where), bool(inserts), bool(deletes)))
 
 
+def _n3_graph(body: str, base: str) -> Graph:
+    """The N3 document's graph (its formulas as quoted graphs), by rdflib's
+    N3 parser with its numbers kept as written (``_as_written``): what
+    ``Graph.parse(format="n3")`` does, with that parser."""
+    from rdflib.graph import Dataset
+    from rdflib.plugins.parsers.notation3 import RDFSink
+
+    g = Graph()
+    sink = Dataset(store=g.store)
+    sink.default_context = g
+    sink.namespace_manager = g.namespace_manager
+    _as_written()(RDFSink(sink), baseURI=base, turtle=False).loadBuf(body)
+    return g
+
+
+@functools.cache
+def _as_written() -> type:
+    """rdflib's N3 parser with its numbers kept as written: it made ``-0``
+    the literal ``"0"`` and ``0010.0100`` ``"10.0100"`` (an N3 Patch then
+    inserted another term than it named, and deleting the stored ``-0``
+    was 409) — RDF 1.1 Concepts §3.3: literals are term-equal by lexical
+    form. Made on first use, once."""
+    from decimal import Decimal
+
+    from rdflib import XSD
+    from rdflib.plugins.parsers.notation3 import SinkParser, sfloat
+
+    kinds = {int: XSD.integer, Decimal: XSD.decimal, sfloat: XSD.double}
+
+    class AsWritten(SinkParser):  # type: ignore[misc]
+        def nodeOrLiteral(self, argstr: str, i: int, res: MutableSequence[Any]) -> int:
+            before = len(res)
+            j: int = super().nodeOrLiteral(argstr, i, res)
+            if j >= 0 and len(res) == before + 1 and type(res[-1]) in kinds:
+                res[-1] = Literal(argstr[self.skipSpace(argstr, i):j],
+                                  datatype=kinds[type(res[-1])])
+            return j
+
+    return AsWritten
+
+
 def _fielded(t: Triple, existential: bool = False) -> Fielded:
     """A patch's triple with its terms as the dictionary's fields (the
     resource is matched as stored: no term of it is made for rdflib), its
@@ -166,11 +215,12 @@ def _fielded(t: Triple, existential: bool = False) -> Fielded:
 def _formula(g: Graph, patch: Node, predicate: Identifier) -> list[Triple]:
     values = list(g.objects(patch, predicate))
     if len(values) > 1:
-        raise BadPatch(f"more than one {g.namespace_manager.normalizeUri(predicate)}")
+        raise RefusedPatch(f"more than one {g.namespace_manager.normalizeUri(predicate)}")
     if not values:
         return []
     if not isinstance(values[0], QuotedGraph):
-        raise BadPatch(f"{g.namespace_manager.normalizeUri(predicate)} must be a formula {{ … }}")
+        raise RefusedPatch(f"{g.namespace_manager.normalizeUri(predicate)} must be a formula "
+                           "{ … }")
     return list(values[0].triples((None, None, None)))  # type: ignore[arg-type]
 
 

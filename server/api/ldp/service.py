@@ -97,6 +97,8 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         if row is not None and row.binary and method == "PATCH":
             raise Conflict(f"{t.path} is not RDF: PATCH its description "
                            f"{t.path}{headers.DESCRIPTION_SUFFIX}")
+        if row is None:  # a name taken is 409 whatever the preconditions (RFC 9110 §13.2.1)
+            pods.name_free(c, t.pod.id, t.path)
         _preconditions(state(c, t, row), if_match, if_none_match)
         if isinstance(change, DataChange):  # the resource itself is not read
             store = functools.partial(pods.patch_resource, c, t.pod.id, t.path, change.inserts,
@@ -181,6 +183,8 @@ def put_bytes(engine: Engine, who: Principal, base: str, pod_name: str, path: st
                            f"{content_type}")
         _refuse_auxiliary(t)
         row = pods.resource(c, t.pod.id, t.path, lock=True)
+        if row is None:  # as in ``write``
+            pods.name_free(c, t.pod.id, t.path)
         _preconditions(state(c, t, row), if_match, if_none_match)
         if forward is not None:
             forward()
@@ -193,18 +197,22 @@ def put_bytes(engine: Engine, who: Principal, base: str, pod_name: str, path: st
 @retrying
 def create_member(engine: Engine, who: Principal, base: str, pod_name: str, container: str,
                   slug: str | None, kind: str, parse: Callable[[str], TermTable],
-                  body: bytes, content_type: str,
+                  body: bytes, content_type: str, if_match: str | None = None,
+                  if_none_match: str | None = None,
                   forward: Callable[[], str] | None = None) -> Written:
     """POST to a container: a new member of ``kind`` (a container, an RDF
     document or non-RDF bytes) named by the Slug (made safe, and unique) —
-    or, with ``forward``, by the upstream server (its path)."""
+    or, with ``forward``, by the upstream server (its path) — under the
+    container's If-Match / If-None-Match."""
     with engine.begin() as c:
         t = target(c, who, base, pod_name, container, access.APPEND)
+        row = pods.resource(c, t.pod.id, t.path)
+        if row is None:  # Solid Protocol §5.3: POST to a missing resource is 404
+            raise missing(t)
         if not t.is_container:
             raise MethodNotAllowed("POST creates members of a container (a path ending in '/')",
                                    headers.not_allowed(Shape(DOCUMENT), t.root))
-        if pods.resource(c, t.pod.id, t.path) is None:
-            raise missing(t)  # Solid Protocol §5.3: POST to a missing container is 404
+        _preconditions(state(c, t, row), if_match, if_none_match)
         path = forward() if forward is not None else _new_name(c, t, slug, kind)
         pods.resource(c, t.pod.id, path, lock=True)
         if kind == BINARY:
@@ -215,9 +223,9 @@ def create_member(engine: Engine, who: Principal, base: str, pod_name: str, cont
                 _no_containment(triples)
             seq = pods.put_resource(c, t.pod.id, path, triples)
         after = pods.written(c, seq)
-    state = after.etag if kind == BINARY else tag(
+    made = after.etag if kind == BINARY else tag(
         container_state(after.etag, []) if kind == CONTAINER else after.etag, "text/turtle")
-    return Written(seq, state, True, path, after.changed, t.pod)
+    return Written(seq, made, True, path, after.changed, t.pod)
 
 
 def _new_name(c: Connection, t: Target, slug: str | None, kind: str) -> str:
@@ -232,7 +240,8 @@ def _new_name(c: Connection, t: Target, slug: str | None, kind: str) -> str:
 
 @retrying
 def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
-           if_match: str | None, forward: Callable[[], object] | None = None) -> int:
+           if_match: str | None, if_none_match: str | None = None,
+           forward: Callable[[], object] | None = None) -> int:
     with engine.begin() as c:
         t = target(c, who, base, pod_name, path, access.DELETE)
         if described(c, t) is not None:
@@ -245,7 +254,7 @@ def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
                                    headers.not_allowed(Shape(CONTAINER, root=True), t.root))
         if t.is_container and pods.members(c, t.pod.id, t.path):
             raise Conflict(f"container {t.path} is not empty")
-        _preconditions(state(c, t, row), if_match, None)
+        _preconditions(state(c, t, row), if_match, if_none_match)
         if forward is not None:
             forward()
         seq = pods.delete_resource(c, t.pod.id, t.path)
