@@ -173,7 +173,10 @@ def _n3_graph(body: str, base: str) -> Graph:
     sink = Dataset(store=g.store)
     sink.default_context = g
     sink.namespace_manager = g.namespace_manager
-    _as_written()(RDFSink(sink), baseURI=base, turtle=False).loadBuf(body)
+    parser = _as_written()(RDFSink(sink), baseURI=base, turtle=False)
+    parser.loadBuf(body)
+    for prefix, namespace in parser._bindings.items():  # the errors name terms as written
+        g.bind(prefix, namespace)
     return g
 
 
