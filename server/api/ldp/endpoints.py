@@ -147,15 +147,18 @@ def get_resource(where: Where, request: Request, who: Who,
         return if_none_match is not None and resource.names(representation(found)[1],
                                                             if_none_match)
 
+    def holds(found: resource.Found) -> bool:  # else 412, its content not read either
+        return if_match is None or resource.matches(found.state, if_match)
+
     with db.reading(request.app.state.engine) as c:
         t = resource.target(c, who, _base(request), pod, path, access.READ)
-        found = resource.read(c, t, lambda f: not unchanged(f))
+        found = resource.read(c, t, lambda f: holds(f) and not unchanged(f))
         wac = access.wac_allow(who, t.pod, t.path)
+    if not holds(found):
+        raise PreconditionFailed("If-Match does not hold: the resource has changed")
     media, etag = representation(found)
     out = {**headers.for_resource(found.shape, t.iri, t.root, wac, t.pod.owner, etag),
            "Last-Modified": format_datetime(found.modified.astimezone(UTC), usegmt=True)}
-    if if_match is not None and not resource.matches(found.state, if_match):
-        raise PreconditionFailed("If-Match does not hold: the resource has changed")
     if unchanged(found):
         return Response(status_code=304, headers=out)
     content = found.body if found.body is not None else \

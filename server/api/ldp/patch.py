@@ -5,14 +5,15 @@ WHERE) on the resource's graph."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator, MutableSequence
 from dataclasses import dataclass
+from decimal import Decimal
 from itertools import islice
 from typing import Any
 
-from rdflib import RDF, Graph, Literal, Namespace, URIRef
-from rdflib.graph import QuotedGraph
+from rdflib import RDF, XSD, Graph, Literal, Namespace, URIRef
+from rdflib.graph import Dataset, QuotedGraph
+from rdflib.plugins.parsers.notation3 import RDFSink, SinkParser, sfloat
 from rdflib.store import Store
 from rdflib.term import BNode, Identifier, Node, Variable
 
@@ -164,46 +165,36 @@ def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
 
 def _n3_graph(body: str, base: str) -> Graph:
     """The N3 document's graph (its formulas as quoted graphs), by rdflib's
-    N3 parser with its numbers kept as written (``_as_written``): what
+    N3 parser with its numbers kept as written (``_AsWritten``): what
     ``Graph.parse(format="n3")`` does, with that parser."""
-    from rdflib.graph import Dataset
-    from rdflib.plugins.parsers.notation3 import RDFSink
-
     g = Graph()
     sink = Dataset(store=g.store)
     sink.default_context = g
     sink.namespace_manager = g.namespace_manager
-    parser = _as_written()(RDFSink(sink), baseURI=base, turtle=False)
+    parser = _AsWritten(RDFSink(sink), baseURI=base, turtle=False)
     parser.loadBuf(body)
     for prefix, namespace in parser._bindings.items():  # the errors name terms as written
         g.bind(prefix, namespace)
     return g
 
 
-@functools.cache
-def _as_written() -> type:
+_NUMBERS = {int: XSD.integer, Decimal: XSD.decimal, sfloat: XSD.double}
+
+
+class _AsWritten(SinkParser):  # type: ignore[misc]
     """rdflib's N3 parser with its numbers kept as written: it made ``-0``
     the literal ``"0"`` and ``0010.0100`` ``"10.0100"`` (an N3 Patch then
     inserted another term than it named, and deleting the stored ``-0``
     was 409) — RDF 1.1 Concepts §3.3: literals are term-equal by lexical
-    form. Made on first use, once."""
-    from decimal import Decimal
+    form."""
 
-    from rdflib import XSD
-    from rdflib.plugins.parsers.notation3 import SinkParser, sfloat
-
-    kinds = {int: XSD.integer, Decimal: XSD.decimal, sfloat: XSD.double}
-
-    class AsWritten(SinkParser):  # type: ignore[misc]
-        def nodeOrLiteral(self, argstr: str, i: int, res: MutableSequence[Any]) -> int:
-            before = len(res)
-            j: int = super().nodeOrLiteral(argstr, i, res)
-            if j >= 0 and len(res) == before + 1 and type(res[-1]) in kinds:
-                res[-1] = Literal(argstr[self.skipSpace(argstr, i):j],
-                                  datatype=kinds[type(res[-1])])
-            return j
-
-    return AsWritten
+    def nodeOrLiteral(self, argstr: str, i: int, res: MutableSequence[Any]) -> int:
+        before = len(res)
+        j: int = super().nodeOrLiteral(argstr, i, res)
+        if j >= 0 and len(res) == before + 1 and type(res[-1]) in _NUMBERS:
+            res[-1] = Literal(argstr[self.skipSpace(argstr, i):j],
+                              datatype=_NUMBERS[type(res[-1])])
+        return j
 
 
 def _fielded(t: Triple, existential: bool = False) -> Fielded:

@@ -99,7 +99,7 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
                            f"{t.path}{headers.DESCRIPTION_SUFFIX}")
         if row is None:  # a name taken is 409 whatever the preconditions (RFC 9110 §13.2.1)
             pods.name_free(c, t.pod.id, t.path)
-        _preconditions(state(c, t, row), if_match, if_none_match)
+        _conditions(c, t, row, if_match, if_none_match)
         if isinstance(change, DataChange):  # the resource itself is not read
             store = functools.partial(pods.patch_resource, c, t.pod.id, t.path, change.inserts,
                                       change.deletes, held=row)
@@ -185,7 +185,7 @@ def put_bytes(engine: Engine, who: Principal, base: str, pod_name: str, path: st
         row = pods.resource(c, t.pod.id, t.path, lock=True)
         if row is None:  # as in ``write``
             pods.name_free(c, t.pod.id, t.path)
-        _preconditions(state(c, t, row), if_match, if_none_match)
+        _conditions(c, t, row, if_match, if_none_match)
         if forward is not None:
             forward()
         seq = pods.put_bytes(c, t.pod.id, t.path, body, content_type)
@@ -212,7 +212,7 @@ def create_member(engine: Engine, who: Principal, base: str, pod_name: str, cont
         if not t.is_container:
             raise MethodNotAllowed("POST creates members of a container (a path ending in '/')",
                                    headers.not_allowed(Shape(DOCUMENT), t.root))
-        _preconditions(state(c, t, row), if_match, if_none_match)
+        _conditions(c, t, row, if_match, if_none_match)
         path = forward() if forward is not None else _new_name(c, t, slug, kind)
         pods.resource(c, t.pod.id, path, lock=True)
         if kind == BINARY:
@@ -254,12 +254,21 @@ def delete(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
                                    headers.not_allowed(Shape(CONTAINER, root=True), t.root))
         if t.is_container and pods.members(c, t.pod.id, t.path):
             raise Conflict(f"container {t.path} is not empty")
-        _preconditions(state(c, t, row), if_match, if_none_match)
+        _conditions(c, t, row, if_match, if_none_match)
         if forward is not None:
             forward()
         seq = pods.delete_resource(c, t.pod.id, t.path)
         acls.delete(c, t.pod.id, t.path)  # its ACL document goes with it
     return seq
+
+
+def _conditions(c: Connection, t: Target, row,  # type: ignore[no-untyped-def]
+                if_match: str | None, if_none_match: str | None) -> None:
+    """``_preconditions`` on the resource's current state, read only when a
+    condition asks for it: a container's state lists its members, which a
+    POST without conditions would otherwise read on every call."""
+    if if_match is not None or if_none_match is not None:
+        _preconditions(state(c, t, row), if_match, if_none_match)
 
 
 def _preconditions(state: str | None, if_match: str | None, if_none_match: str | None) -> None:
