@@ -3,6 +3,7 @@ front end (SPARQL 1.1 §18.2); everything after this module is our own."""
 
 from __future__ import annotations
 
+import re
 from contextvars import ContextVar
 from typing import Any
 
@@ -37,8 +38,13 @@ def _keep_signed_numbers_as_written() -> None:
     §19.8 [149]–[154]: ``-0`` is ``"-0"^^xsd:integer``, a term of its own):
     rdflib negated the number (``-0`` became ``"0"``, ``-1.0e0`` ``"-1.0"``,
     and a non-canonical ``-0010.50`` raised TypeError) and dropped the sign
-    of ``+1.5``. Queries and updates (``server.api.ldp.patch``) share this
-    grammar."""
+    of ``+1.5``. In an expression the grammar read ``-0`` as unary minus
+    applied to ``0`` (``STR(-0)`` was ``"0"``, ``BIND(-0 AS ?x)`` not the
+    ``-0`` of a pattern): SPARQL's tokens are longest-match, so a sign with
+    no space before its digits is one token there too; ``- 0`` stays a
+    negation, and ``?x -1`` stays a subtraction (§19.8 [116]: the rule
+    before reads the ``-``). Queries and updates (``server.api.ldp.patch``)
+    share this grammar."""
     from rdflib.plugins.sparql import parser as grammar
 
     for sign, rules in (("+", (grammar.INTEGER_POSITIVE, grammar.DECIMAL_POSITIVE,
@@ -47,6 +53,8 @@ def _keep_signed_numbers_as_written() -> None:
                                grammar.DOUBLE_NEGATIVE))):
         for rule in rules:
             rule.set_parse_action(_signed(sign))
+    grammar.UnaryExpression.exprs.insert(  # type: ignore[attr-defined]
+        0, grammar.NumericLiteralPositive | grammar.NumericLiteralNegative)
 
 
 def _signed(sign: str) -> Any:
@@ -54,8 +62,20 @@ def _signed(sign: str) -> Any:
     return lambda tokens: Literal(sign + str(tokens[0]), datatype=tokens[0].datatype)
 
 
+def _unescape_local_names() -> None:
+    """A prefixed name's local part drops the backslash of each escape
+    (SPARQL 1.1 §4.1.1.1, §19.8 [173]: ``:a\\.b`` is ``<…a.b>``); rdflib's
+    grammar kept it (an IRI with a backslash, refused when written). A
+    ``%xx`` stays as written (§19.8 [171])."""
+    from rdflib.plugins.sparql import parser as grammar
+
+    grammar.PN_LOCAL.set_parse_action(lambda tokens: _LOCAL_ESCAPE.sub(r"\1", tokens[0]))
+
+
+_LOCAL_ESCAPE = re.compile(r"\\(.)")
 _keep_negated_inverse_iris()
 _keep_signed_numbers_as_written()
+_unescape_local_names()
 _BASE: ContextVar[str | None] = ContextVar("base", default=None)
 _ARG_ORDER = ("arg", "arg1", "arg2", "arg3", "text", "start", "length", "pattern",
               "replacement", "flags")

@@ -55,6 +55,7 @@ against pyoxigraph's ``<`` instead (``check_order``).
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -170,6 +171,7 @@ class Case:
     by_value: tuple[str, ...] = ()  # variables whose equal values may differ in form
     limit: int | None = None
     offset: int = 0
+    template: str = ""  # the query before ``render``
 
     def unsliced(self) -> str:
         """The query without its LIMIT/OFFSET."""
@@ -194,18 +196,37 @@ def cases(draw: st.DrawFn) -> Case:
     op = st.tuples(st.integers(0, n - 1), st.sampled_from((1, -1)))
     rest = draw(st.lists(st.lists(op, min_size=1, max_size=4).map(tuple), max_size=3))
     q = dict(draw(QUERIES))
-    q["query"] = render(q["query"], pool, all(faithful(t) for t in pool))
+    q["template"] = q["query"]
+    q["query"] = render(q["query"], pool, all(faithful(t) for t in pool), draw(st.booleans()))
     return Case(pool=pool, triples=triples, batches=(first, *rest), **q)
 
 
-def render(template: str, pool: Sequence[Identifier], lexical_ok: bool) -> str:
-    """A query template with the case's terms for its constants; the
-    functions that show a lexical form only where they may (D1)."""
+def render(template: str, pool: Sequence[Identifier], lexical_ok: bool,
+           bare: bool = False) -> str:
+    """A query template with the case's terms for its constants, ``bare``
+    in the short form SPARQL has for a number or boolean whose lexical form
+    is its token (``-0``, ``+1.50``, ``1.0E0``, ``true``: the same terms,
+    read by another part of both parsers); the functions that show a
+    lexical form only where they may (D1)."""
     for i in range(MAX_CONSTANTS):
-        template = template.replace(f"⟨c{i}⟩", pool[i % len(pool)].n3())
+        t = pool[i % len(pool)]
+        template = template.replace(f"⟨c{i}⟩", spelled(t) if bare else t.n3())
     for fn in _LEXICAL:
         template = template.replace(f"⟨{fn}⟩", fn if lexical_ok else "")
     return template
+
+
+def spelled(t: Identifier) -> str:
+    """``t`` as a bare token where SPARQL 1.1 §19.8 [146]–[154], [134] has
+    one for its lexical form and datatype, else in full."""
+    dt = str(t.datatype or "") if isinstance(t, Literal) else ""
+    token = _TOKENS.get(dt.removeprefix(X) if dt.startswith(X) else "")
+    return str(t) if token is not None and token.fullmatch(str(t)) else t.n3()
+
+
+_TOKENS = {"integer": re.compile(r"[+-]?[0-9]+"), "decimal": re.compile(r"[+-]?[0-9]*\.[0-9]+"),
+           "double": re.compile(r"[+-]?([0-9]+\.[0-9]*|\.?[0-9]+)[eE][+-]?[0-9]+"),
+           "boolean": re.compile("true|false")}
 
 
 MAX_CONSTANTS = 9
@@ -233,7 +254,7 @@ class Exprs:
             atom, atom, self.compare(atom), self.test(atom),
             st.tuples(sub, st.sampled_from(["+", "-", "*"]), sub).map(lambda t: _arithmetic(*t)),
             sub.map(lambda e: _arithmetic(e, "/", "2.0e0")),  # D3
-            sub.map(lambda e: f"IF(isNumeric({e}), -{e}, 1/0)"),  # D6
+            sub.map(lambda e: f"IF(isNumeric({e}), - {e}, 1/0)"),  # D6; ``-0`` would be one token
             st.tuples(st.sampled_from(_ONE_ARG), sub).map(lambda t: f"{t[0]}({t[1]})"),
             st.tuples(st.sampled_from(_CASTS), sub).map(lambda t: f"xsd:{t[0]}({t[1]})"),
             st.tuples(self.compare(atom), sub, sub).map(lambda t: f"IF({t[0]}, {t[1]}, {t[2]})"),

@@ -359,3 +359,36 @@ def test_substr_takes_integer_positions_only() -> None:
     rows = answers(data, 'SELECT ?s ?x { ?s :p ?o BIND(SUBSTR("abcd", 2, ?o) AS ?x) } ORDER BY ?s')
     assert [r.get("x") for r in rows] == [None, None, None, lit("bc"), lit(""), lit(""),
                                           lit("bcd")]
+
+
+def test_a_signed_number_in_an_expression_is_the_term_it_spells() -> None:
+    """SPARQL's tokens are longest-match (§19.8 [146]–[154]): ``-0`` in an
+    expression is the one token ``"-0"^^xsd:integer``, as in a pattern or
+    VALUES, not unary minus applied to ``0``. rdflib's grammar read the sign
+    as an operator there: ``STR(-0)`` was ``"0"``, ``STR(+1.50)`` ``"1.5"``,
+    and ``-0`` from VALUES was not sameTerm the ``-0`` of a FILTER. With a
+    space, ``- 0`` is the operator; after an operand, ``2 -1`` is a
+    subtraction ([116]). The rows are the spec's: pyoxigraph keeps numbers
+    by value (``STR(-0)`` is ``"0"`` there)."""
+    rows = answers(":a :p 1 .", "SELECT ?s ?x ?y ?z ?w ?b ?d ?e ?f { ?s :p ?o "
+                   "BIND(STR(-0) AS ?x) BIND(STR(+1.50) AS ?y) BIND(STR(-1.0e0) AS ?z) "
+                   "BIND(STR(-0010.50) AS ?w) BIND(-0 AS ?b) BIND(?o -1 AS ?d) "
+                   "BIND(STR(- 0) AS ?e) BIND(-2*3 AS ?f) }")
+    assert rows == [{"s": URIRef("http://ex/a"), "x": lit("-0"), "y": lit("+1.50"),
+                     "z": lit("-1.0e0"), "w": lit("-0010.50"), "b": lit("-0", "integer"),
+                     "d": lit("0", "integer"), "e": lit("0"), "f": lit("-6", "integer")}]
+    same = answers(':a :p "-0"^^xsd:integer .',
+                   "SELECT ?s { ?s :p ?o FILTER(sameTerm(?o, -0)) }")
+    assert same == [{"s": URIRef("http://ex/a")}]
+
+
+def test_a_prefixed_names_escapes_are_not_in_its_iri() -> None:
+    """``:a\\.b`` is ``<http://ex/a.b>``: the backslash of a local name's
+    escape is dropped (SPARQL 1.1 §4.1.1.1, §19.8 [173]), a ``%41`` kept as
+    written ([171]). rdflib's grammar kept the backslash (no row matched,
+    and a BIND of it failed to serialise); pyoxigraph agrees with these."""
+    rows = answers(":x :p <http://ex/a.b> , <http://ex/c%41> .",
+                   "SELECT ?s ?e ?t { ?s :p :a\\.b . ?s :p :c%41 "
+                   "BIND(:e\\~f\\-g\\=h AS ?e) BIND(:p\\?\\#\\/ AS ?t) }")
+    assert rows == [{"s": URIRef("http://ex/x"), "e": URIRef("http://ex/e~f-g=h"),
+                     "t": URIRef("http://ex/p?#/")}]
