@@ -14,13 +14,14 @@ import re
 from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from typing import Any
-from urllib.parse import quote, urljoin
+from urllib.parse import quote
 
 import re2
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
 from views.compare import compare, date_value, datetime_value, equals, same_term
+from views.iris import resolve
 from views.terms import (
     EXACT,
     ExprError,
@@ -167,7 +168,7 @@ def _iri(a: Identifier, base: Identifier | None = None) -> URIRef:
     if isinstance(a, URIRef):
         return a
     if is_plain_string(a):
-        return URIRef(urljoin(str(base), str(a)) if base is not None else str(a))
+        return URIRef(resolve(str(a), str(base)) if base is not None else str(a))
     raise ExprError("IRI of a non-string")
 
 

@@ -3,7 +3,6 @@ front end (SPARQL 1.1 §18.2); everything after this module is our own."""
 
 from __future__ import annotations
 
-import re
 from contextvars import ContextVar
 from typing import Any
 
@@ -11,71 +10,15 @@ from pyparsing import ParseException, ParseResults
 from rdflib import RDF
 from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, Path, SequencePath
 from rdflib.plugins.sparql import algebra as rdf_algebra
-from rdflib.plugins.sparql.parser import parseQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import BNode, Identifier, Literal, URIRef, Variable
 
 from views import algebra as A
 from views.errors import EngineError, SparqlSyntaxError, UnsupportedFeature
+from views.grammar import parsed
+from views.scope import leaf
 from views.terms import canonical
 
-
-def _keep_negated_inverse_iris() -> None:
-    """rdflib's grammar drops the IRI of a ``^iri`` inside a negated property
-    set (``Comp("InversePath", "^" + (iri | A))`` has no Param, so the
-    CompValue comes out empty): give it one, named ``part``."""
-    from pyparsing import Literal as PLiteral
-    from rdflib.plugins.sparql import parser as grammar
-    from rdflib.plugins.sparql.parserutils import Param
-
-    for e in grammar.PathOneInPropertySet.exprs:  # type: ignore[attr-defined]
-        if getattr(e, "name", None) == "InversePath":
-            e.expr = PLiteral("^") + Param("part", grammar.iri | grammar.A)
-
-
-def _keep_signed_numbers_as_written() -> None:
-    """A signed numeric literal is the term its token spells (SPARQL 1.1
-    §19.8 [149]–[154]: ``-0`` is ``"-0"^^xsd:integer``, a term of its own):
-    rdflib negated the number (``-0`` became ``"0"``, ``-1.0e0`` ``"-1.0"``,
-    and a non-canonical ``-0010.50`` raised TypeError) and dropped the sign
-    of ``+1.5``. In an expression the grammar read ``-0`` as unary minus
-    applied to ``0`` (``STR(-0)`` was ``"0"``, ``BIND(-0 AS ?x)`` not the
-    ``-0`` of a pattern): SPARQL's tokens are longest-match, so a sign with
-    no space before its digits is one token there too; ``- 0`` stays a
-    negation, and ``?x -1`` stays a subtraction (§19.8 [116]: the rule
-    before reads the ``-``). Queries and updates (``server.api.ldp.patch``)
-    share this grammar."""
-    from rdflib.plugins.sparql import parser as grammar
-
-    for sign, rules in (("+", (grammar.INTEGER_POSITIVE, grammar.DECIMAL_POSITIVE,
-                               grammar.DOUBLE_POSITIVE)),
-                        ("-", (grammar.INTEGER_NEGATIVE, grammar.DECIMAL_NEGATIVE,
-                               grammar.DOUBLE_NEGATIVE))):
-        for rule in rules:
-            rule.set_parse_action(_signed(sign))
-    grammar.UnaryExpression.exprs.insert(  # type: ignore[attr-defined]
-        0, grammar.NumericLiteralPositive | grammar.NumericLiteralNegative)
-
-
-def _signed(sign: str) -> Any:
-    # pyparsing reads a parse action's arity: one argument, the tokens
-    return lambda tokens: Literal(sign + str(tokens[0]), datatype=tokens[0].datatype)
-
-
-def _unescape_local_names() -> None:
-    """A prefixed name's local part drops the backslash of each escape
-    (SPARQL 1.1 §4.1.1.1, §19.8 [173]: ``:a\\.b`` is ``<…a.b>``); rdflib's
-    grammar kept it (an IRI with a backslash, refused when written). A
-    ``%xx`` stays as written (§19.8 [171])."""
-    from rdflib.plugins.sparql import parser as grammar
-
-    grammar.PN_LOCAL.set_parse_action(lambda tokens: _LOCAL_ESCAPE.sub(r"\1", tokens[0]))
-
-
-_LOCAL_ESCAPE = re.compile(r"\\(.)")
-_keep_negated_inverse_iris()
-_keep_signed_numbers_as_written()
-_unescape_local_names()
 _BASE: ContextVar[str | None] = ContextVar("base", default=None)
 _ARG_ORDER = ("arg", "arg1", "arg2", "arg3", "text", "start", "length", "pattern",
               "replacement", "flags")
@@ -98,7 +41,7 @@ def parse(text: str, base: str | None = None) -> A.Query:
     1 18
     """
     try:
-        tree = parseQuery(text)
+        tree = parsed(text)
     except ParseException as e:
         raise SparqlSyntaxError(str(e.msg), e.lineno, e.col) from None
     _keep_constant_filters(tree)
@@ -121,9 +64,9 @@ def _keep_constant_filters(node: Any) -> None:
     Python finds false (``FILTER(0)``, ``FILTER(false)``, ``FILTER("")``:
     ``if filters:``); wrapped in a one-operand && it stays, meaning the same."""
     if isinstance(node, CompValue):
-        leaf = _leaf(node.expr) if node.name == "Filter" else None
-        if isinstance(leaf, Literal) or (isinstance(leaf, CompValue) and leaf.name == "literal"):
-            node["expr"] = CompValue("ConditionalAndExpression", expr=leaf, other=[])
+        one = leaf(node.expr) if node.name == "Filter" else None
+        if isinstance(one, Literal) or (isinstance(one, CompValue) and one.name == "literal"):
+            node["expr"] = CompValue("ConditionalAndExpression", expr=one, other=[])
         children = list(node.values())
     elif isinstance(node, (list, tuple, ParseResults)):
         children = list(node)
@@ -131,13 +74,6 @@ def _keep_constant_filters(node: Any) -> None:
         return
     for child in children:
         _keep_constant_filters(child)
-
-
-def _leaf(e: Any) -> Any:
-    """What rdflib simplifies a one-operand expression chain to."""
-    while isinstance(e, CompValue) and e.name.endswith("Expression") and e.other is None:
-        e = e.expr
-    return e
 
 
 def _query(q: CompValue) -> A.Query:

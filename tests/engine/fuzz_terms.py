@@ -518,7 +518,7 @@ def before(a: str | None, b: str | None) -> bool:
         return _rank(a) < _rank(b)
     if a is None or b is None or a == b or _rank(a) == 1:
         return False
-    return a < b if _rank(a) == 2 else ox_less(a, b)
+    return a[1:-1] < b[1:-1] if _rank(a) == 2 else ox_less(a, b)  # IRIs by their text, not `>`
 
 
 def inversion(rows: list[Row], keys: Sequence[tuple[str, bool]]) -> str | None:

@@ -17,11 +17,11 @@ from rdflib.plugins.parsers.notation3 import RDFSink, SinkParser, sfloat
 from rdflib.store import Store
 from rdflib.term import BNode, Identifier, Node, Variable
 
-import views.parse  # noqa: F401  (rdflib's SPARQL grammar as ours: signed numbers as written)
 from server.api.ldp import data_update, offload
 from server.api.ldp.rdf import Triple
 from server.errors import BadRequest, Conflict, OverLimit, Unprocessable
 from storage.terms import Position, TermTable
+from views.grammar import parsed
 from views.terms import KINDS, TermFields, fields_of  # rdflib's lexical forms kept, pool's too
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
@@ -302,10 +302,9 @@ def _translated(body: str, base: str) -> Any:
     """The update's algebra, refused (``BadPatch``) unless it is an update of
     one resource's graph that makes no requests."""
     from rdflib.plugins.sparql.algebra import translateUpdate
-    from rdflib.plugins.sparql.parser import parseUpdate
 
     try:
-        update = translateUpdate(parseUpdate(body), base=base)
+        update = translateUpdate(parsed(body, update=True), base=base)
     except Exception as e:  # noqa: BLE001 - pyparsing and rdflib raise many types
         raise BadPatch(f"SPARQL Update parse error: {e}") from None
     for op in update.algebra:
@@ -319,8 +318,10 @@ def _translated(body: str, base: str) -> Any:
         data = get(op, "triples") or [] if op.name in ("InsertData", "DeleteData") else []
         if any(isinstance(x, Variable) for t in data for x in t):
             raise BadPatch(f"{_DATA[op.name]} may not contain variables")
-        if op.name == "DeleteData" and any(isinstance(x, BNode) for t in data for x in t):
-            raise BadPatch("DELETE DATA may not contain blank nodes")
+        deleted = {"DeleteData": data, "DeleteWhere": get(op, "triples") or [],
+                   "Modify": get(clauses[1], "triples") or []}.get(op.name, [])
+        if any(isinstance(x, BNode) for t in deleted for x in t):
+            raise BadPatch("a DELETE may not contain blank nodes (SPARQL 1.1 Update §3.1.3)")
         if _has_service(get(op, "where")):
             raise BadPatch("SERVICE is not allowed in an update: this server makes no "
                            "requests on a client's behalf")

@@ -24,7 +24,7 @@ from typing import Any
 
 from rdflib.term import Identifier
 
-import views.parse  # noqa: F401  (keeps literals' lexical forms in the UDF workers too)
+import views.grammar  # noqa: F401  (keeps literals' lexical forms in the UDF workers too)
 from server.executors.spark.closure import closure
 from server.executors.spark.config import NotOnSpark
 from views import algebra as A
