@@ -167,6 +167,12 @@ def test_bad_queries_are_problem_documents_and_store_nothing(w: World) -> None:
                                       "query": "SELECT * { SERVICE <http://e/> { ?s ?p ?o } }"},
                       headers=w.as_("consumer"))
     assert r.status_code == 400 and r.json()["feature"] == "SERVICE"
+    for query, rule in (("SELECT * { ?s ?p ?o BIND(1 AS ?o) }", "§18.2.1"),  # note 209
+                        ("SELECT ?o { ?s ?p ?o } GROUP BY ?s", "§11.4"),
+                        ("SELECT ?s { ?s ?p ?o VALUES (?o ?s) { (1) } }", "§10.2.1")):
+        r = w.client.post("/views", json={"name": "rule", "query": query},
+                          headers=w.as_("consumer"))
+        assert r.status_code == 400 and rule in r.json()["detail"], r.text
     assert w.client.get("/views", headers=w.as_("consumer")).json() == []
 
 

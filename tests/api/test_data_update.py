@@ -73,7 +73,10 @@ def test_other_forms_go_to_the_full_parser(body: str) -> None:
 
 
 @pytest.mark.parametrize("body", ["INSERT DATA { <a> <b> ?x }", "DELETE DATA { _:x <b> <c> }",
-                                  "INSERT DATA { <a> <b> <c> } garbage"])
+                                  "INSERT DATA { <a> <b> <c> } garbage",
+                                  # W3C syntax-update-bad-10, -11 (note 209)
+                                  "DELETE WHERE { _:a <b> <c> }",
+                                  "DELETE { <a> <b> [] } WHERE { <a> <b> ?o }"])
 def test_errors_are_worded_by_the_full_parser(body: str) -> None:
     with pytest.raises(BadPatch):
         sparql_update(body, BASE)
