@@ -29,10 +29,12 @@ def parsed(text: str, update: bool = False) -> Any:
     ``\\u`` escape naming half a character (§19.2: a surrogate is no code
     point of a string), and the scope and grouping rules (``views.scope``).
     rdflib's own syntax errors are ``ParseException``s."""
-    if _SURROGATE.search(grammar.expandUnicodeEscapes(text)):
+    text = grammar.expandUnicodeEscapes(text)  # once: what parseQuery / parseUpdate do first
+    if _SURROGATE.search(text):
         raise SparqlSyntaxError("a \\u escape names a surrogate, not a character "
                                 "(SPARQL 1.1 §19.2)", 1, 1)
-    tree = grammar.parseUpdate(text) if update else grammar.parseQuery(text)
+    tree = grammar.UpdateUnit.parse_string(text, parse_all=True)[0] if update \
+        else grammar.Query.parse_string(text, parse_all=True)
     check(tree)
     return tree
 

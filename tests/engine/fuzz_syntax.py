@@ -51,7 +51,7 @@ from rdflib import RDF, XSD, BNode, Literal, URIRef
 from rdflib.term import Identifier
 
 from server.tools.oracle import to_ox
-from tests.engine.fuzz_terms import EX, ox_form
+from tests.engine.fuzz_terms import EX, TOKENS, ox_form
 
 E = URIRef
 LOCALS = ("a", "b", "a-b", "a.b", "1a", "a:b", "a%41", "_x", "a~b", "é", "-a", "a.", "a#f",
@@ -68,8 +68,6 @@ LEXICAL = tuple(Literal(n, datatype=XSD[t]) for n, t in (  # one RDF term each, 
     ("01", "integer"), ("+1", "integer"), ("-0", "integer"), ("1.50", "decimal"),
     ("+.5", "decimal"), ("1.0e0", "double"), ("-15E-1", "double")))
 LANG = (Literal("chat", lang="fr"), Literal("colour", lang="en-gb"))
-TOKENS = {XSD.integer: r"[+-]?[0-9]+", XSD.decimal: r"[+-]?[0-9]*\.[0-9]+",
-          XSD.double: r"[+-]?([0-9]+\.[0-9]*|\.?[0-9]+)[eE][+-]?[0-9]+", XSD.boolean: "true|false"}
 ECHAR = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\b": "\\b", "\f": "\\f", '"': '\\"',
          "'": "\\'", "\\": "\\\\"}
 LOCAL_ESC = set("_~.-!$&'()*+,;=/?#@%")
@@ -207,7 +205,7 @@ class Spell:
         options = [f"{self.string(str(t))}^^{self.iri(str(dt))}"]
         if dt == XSD.string:
             options.insert(0, self.string(str(t)))
-        elif dt in TOKENS and re.fullmatch(TOKENS[dt], str(t)):
+        elif dt in TOKENS and TOKENS[dt].fullmatch(str(t)):
             options.insert(0, str(t))
         return self.pick(*options)
 

@@ -64,7 +64,7 @@ from typing import Any
 
 import pyoxigraph as ox
 from hypothesis import strategies as st
-from rdflib import BNode, Literal, URIRef
+from rdflib import XSD, BNode, Literal, URIRef
 from rdflib.term import Identifier
 
 from server.tools.oracle import to_ox
@@ -219,14 +219,13 @@ def render(template: str, pool: Sequence[Identifier], lexical_ok: bool,
 def spelled(t: Identifier) -> str:
     """``t`` as a bare token where SPARQL 1.1 §19.8 [146]–[154], [134] has
     one for its lexical form and datatype, else in full."""
-    dt = str(t.datatype or "") if isinstance(t, Literal) else ""
-    token = _TOKENS.get(dt.removeprefix(X) if dt.startswith(X) else "")
+    token = TOKENS.get(t.datatype) if isinstance(t, Literal) else None
     return str(t) if token is not None and token.fullmatch(str(t)) else t.n3()
 
 
-_TOKENS = {"integer": re.compile(r"[+-]?[0-9]+"), "decimal": re.compile(r"[+-]?[0-9]*\.[0-9]+"),
-           "double": re.compile(r"[+-]?([0-9]+\.[0-9]*|\.?[0-9]+)[eE][+-]?[0-9]+"),
-           "boolean": re.compile("true|false")}
+TOKENS = {XSD.integer: re.compile(r"[+-]?[0-9]+"), XSD.decimal: re.compile(r"[+-]?[0-9]*\.[0-9]+"),
+          XSD.double: re.compile(r"[+-]?([0-9]+\.[0-9]*|\.?[0-9]+)[eE][+-]?[0-9]+"),
+          XSD.boolean: re.compile("true|false")}  # a datatype's bare tokens
 
 
 MAX_CONSTANTS = 9

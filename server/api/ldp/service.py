@@ -97,8 +97,6 @@ def write(engine: Engine, who: Principal, base: str, pod_name: str, path: str,
         if row is not None and row.binary and method == "PATCH":
             raise Conflict(f"{t.path} is not RDF: PATCH its description "
                            f"{t.path}{headers.DESCRIPTION_SUFFIX}")
-        if row is None:  # a name taken is 409 whatever the preconditions (RFC 9110 §13.2.1)
-            pods.name_free(c, t.pod.id, t.path)
         _conditions(c, t, row, if_match, if_none_match)
         if isinstance(change, DataChange):  # the resource itself is not read
             store = functools.partial(pods.patch_resource, c, t.pod.id, t.path, change.inserts,
@@ -183,8 +181,6 @@ def put_bytes(engine: Engine, who: Principal, base: str, pod_name: str, path: st
                            f"{content_type}")
         _refuse_auxiliary(t)
         row = pods.resource(c, t.pod.id, t.path, lock=True)
-        if row is None:  # as in ``write``
-            pods.name_free(c, t.pod.id, t.path)
         _conditions(c, t, row, if_match, if_none_match)
         if forward is not None:
             forward()
@@ -266,7 +262,11 @@ def _conditions(c: Connection, t: Target, row,  # type: ignore[no-untyped-def]
                 if_match: str | None, if_none_match: str | None) -> None:
     """``_preconditions`` on the resource's current state, read only when a
     condition asks for it: a container's state lists its members, which a
-    POST without conditions would otherwise read on every call."""
+    POST without conditions would otherwise read on every call. A missing
+    resource's name taken is 409 before them, whatever they say (RFC 9110
+    §13.2.1: a server answers its other errors first)."""
+    if row is None:
+        pods.name_free(c, t.pod.id, t.path)
     if if_match is not None or if_none_match is not None:
         _preconditions(state(c, t, row), if_match, if_none_match)
 
