@@ -54,6 +54,10 @@ def evaluate(e: A.Expr, mu: Mapping[str, Identifier], exists: ExistsFn = _no_exi
                 return canonical(f(*args))  # one form per term (decision 8)
             except TypeError:
                 raise ExprError(f"wrong arguments to {e.fn}") from None
+            except (ValueError, ArithmeticError, IndexError) as error:
+                # a value the function's library refuses (rdflib's language tags,
+                # Python's dates) is a SPARQL error, never the view's failure
+                raise ExprError(f"{e.fn}: {error}") from None
     raise TypeError(e)
 
 

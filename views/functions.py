@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
+from functools import cache
 from typing import Any
 from urllib.parse import quote
 
@@ -20,6 +21,7 @@ import re2
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
+from views import xsregex
 from views.compare import compare, date_value, datetime_value, equals, same_term
 from views.iris import resolve
 from views.terms import (
@@ -331,14 +333,15 @@ def _regex(pattern: Identifier, flags: Identifier | None) -> Any:
     unknown = set(given) - set(_FLAGS)
     if unknown:
         raise ExprError(f"unknown regex flag {min(unknown)}")
-    src = re.escape(str(pattern)) if "q" in given else str(pattern)
-    if "x" in given:
-        src = re.sub(r"\s+", "", src)  # XPath's x: whitespace is not part of the pattern
-    inline = "".join(c for c in "ism" if c in given)
+    return _compiled(str(pattern), "".join(sorted(set(given))))
+
+
+@cache
+def _compiled(pattern: str, flags: str) -> Any:
     try:
-        return re2.compile((f"(?{inline})" if inline else "") + src, _LINEAR)
+        return re2.compile(xsregex.translate(pattern, flags), _LINEAR)
     except re2.error as e:
-        raise ExprError(f"regex {str(pattern)!r} is not supported (linear-time RE2): "
+        raise ExprError(f"regex {pattern!r} is not supported (linear-time RE2): "
                         f"{e.args[0] if e.args else e}") from None
 
 
@@ -350,11 +353,60 @@ def _regex_fn(text: Identifier, pattern: Identifier, flags: Identifier | None = 
 @fn("REPLACE")
 def _replace(text: Identifier, pattern: Identifier, repl: Identifier,
              flags: Identifier | None = None) -> Literal:
+    """F&O 3.1 §5.6.3: an error when the pattern matches the empty string;
+    ``$N`` in the replacement is the Nth group's match (``$0`` the whole
+    match), ``\\$`` and ``\\\\`` a dollar and a backslash; with the q flag the
+    replacement is literal."""
     rx = _regex(pattern, flags)
     if rx.search(""):
         raise ExprError("REPLACE pattern matches the empty string")
-    py_repl = re.sub(r"\$(\d)", r"\\\1", str(repl).replace("\\", "\\\\"))
-    return _like(_string(text), rx.sub(py_repl, str(text)))
+    if not is_plain_string(repl):
+        raise ExprError("REPLACE replacement must be a simple literal")
+    parts = [str(repl)] if "q" in str(flags or "") else _replacement(str(repl), rx.groups)
+    return _like(_string(text), rx.sub(lambda m: "".join(
+        p if isinstance(p, str) else (m.group(p) or "") for p in parts), str(_string(text))))
+
+
+def _replacement(text: str, groups: int) -> list[str | int]:
+    """The replacement as text and group numbers (F&O 3.1 §5.6.3: of the
+    digits after ``$``, the longest run naming a group, or one digit; the
+    rest are text).
+
+    >>> _replacement("[$10]\\\\$2$2", 1)
+    ['[', 1, '0]$2']
+    """
+    parts: list[str | int] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            if text[i + 1:i + 2] not in ("\\", "$"):
+                raise ExprError("REPLACE: \\ must escape \\ or $")
+            parts.append(text[i + 1])
+            i += 2
+        elif c == "$":
+            j = i + 1
+            while j < len(text) and text[j].isascii() and text[j].isdigit():
+                j += 1
+            if j == i + 1:
+                raise ExprError("REPLACE: $ must be followed by a digit")
+            n = j
+            while n > i + 2 and int(text[i + 1:n]) > groups:
+                n -= 1  # F&O: the last digit is text while the number names no group
+            group = int(text[i + 1:n])
+            parts += [group] if group <= groups else []  # F&O: an absent group is empty
+            parts.append(text[n:j])
+            i = j
+        else:
+            parts.append(c)
+            i += 1
+    merged: list[str | int] = []
+    for p in parts:
+        if isinstance(p, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += p
+        elif p != "":
+            merged.append(p)
+    return merged
 
 
 # ------------------------------------------------------------------- numbers
@@ -370,7 +422,8 @@ def _rounding(name: str, py: Callable[[float], float], dec: Callable[[Decimal], 
             return make_numeric(dec(Decimal(v)), k)  # type: ignore[arg-type]
         if math.isnan(v) or math.isinf(v):  # type: ignore[arg-type]
             return make_numeric(v, k)
-        return make_numeric(py(v), k)  # type: ignore[arg-type]
+        # F&O: a float's or double's zero keeps the argument's sign (round(-0.4e0) is -0.0e0)
+        return make_numeric(math.copysign(py(v), v) if py(v) == 0 else py(v), k)  # type: ignore[arg-type]
     FUNCTIONS[name] = f
 
 
