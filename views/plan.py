@@ -40,7 +40,9 @@ from views.normalize import normalize
 # The version of the node rules and of the term semantics they use. Bump it
 # when a change makes stored state computed by earlier code wrong (a rule's
 # output or the identity of terms changes): every view is then rebuilt.
-SEMANTICS = 3  # 3: only the outputs some rule reads are stored (design note 147)
+# 3: only the outputs some rule reads are stored (design note 147); 4: REGEX and
+# REPLACE as XPath says, xsd:float single precision (design note 210)
+SEMANTICS = 4
 
 
 # ------------------------------------------------------------------ nodes

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import struct
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from fractions import Fraction
 
@@ -128,7 +129,8 @@ def number_of(lexical: str, datatype: URIRef) -> Number:
         return v
     if kind == XSD.decimal:
         return Decimal(lex)
-    return _parse_float(lex)
+    f = _parse_float(lex)
+    return single(f) if kind == XSD.float else f
 
 
 def _parse_float(lex: str) -> float:
@@ -139,7 +141,9 @@ def _parse_float(lex: str) -> float:
 
 
 def make_numeric(v: Number, kind: URIRef) -> Literal:
-    """A literal of numeric family ``kind`` holding ``v`` in canonical form."""
+    """A literal of numeric family ``kind`` holding ``v`` in canonical form
+    (a float's is its value's as a double: digits SQL writes alike,
+    migration 0035)."""
     if kind == XSD.integer:
         return Literal(str(int(v)), datatype=XSD.integer)
     if kind == XSD.decimal:  # no trailing zero after the point, no negative zero
@@ -149,7 +153,7 @@ def make_numeric(v: Number, kind: URIRef) -> Literal:
         if "." not in s:
             s += ".0"
         return Literal(s, datatype=XSD.decimal)
-    f = double(v)
+    f = double(v) if kind == XSD.double else single(double(v))
     if math.isnan(f):
         return Literal("NaN", datatype=kind)
     if math.isinf(f):
@@ -166,7 +170,23 @@ def to_kind(v: Number, kind: URIRef) -> Number:
         return v
     if kind == XSD.decimal:
         return Decimal(v) if not isinstance(v, float) else Decimal(repr(v))
-    return double(v)
+    return double(v) if kind == XSD.double else single(double(v))
+
+
+def single(v: float) -> float:
+    """The xsd:float nearest ``v`` (XSD 1.1 §3.3.5: IEEE single precision,
+    ±INF past the largest, a signed zero below the smallest).
+
+    >>> single(0.1), single(1e39), single(-1e-46), single(16777217.0)
+    (0.10000000149011612, inf, -0.0, 16777216.0)
+    """
+    try:
+        return _SINGLE.unpack(_SINGLE.pack(v))[0]  # type: ignore[no-any-return]
+    except OverflowError:
+        return math.copysign(math.inf, v)
+
+
+_SINGLE = struct.Struct("<f")
 
 
 def double(v: Number | Fraction) -> float:

@@ -392,3 +392,28 @@ def test_a_prefixed_names_escapes_are_not_in_its_iri() -> None:
                    "BIND(:e\\~f\\-g\\=h AS ?e) BIND(:p\\?\\#\\/ AS ?t) }")
     assert rows == [{"s": URIRef("http://ex/x"), "e": URIRef("http://ex/e~f-g=h"),
                      "t": URIRef("http://ex/p?#/")}]
+
+
+def test_a_float_is_single_precision() -> None:
+    """xsd:float's value space is IEEE single precision (XSD 1.1 §3.3.5):
+    ``"0.1"^^xsd:float`` is 0.100000001490116…, not xsd:double's 0.1, so the
+    two are unequal; a decimal compared with a float is promoted to a float
+    (F&O 3.1 §4.2), so ``0.1`` equals it; past the largest float a literal
+    is INF, and 16777217 is 16777216. Before design note 210 floats held
+    doubles: the first comparison was true, the cast gave 0.1, and a literal past
+    the largest float was finite. The
+    answers agree with pyoxigraph's, which the term fuzzer now also asks."""
+    data = (':a :p "0.1"^^xsd:float . :b :p "0.2"^^xsd:float . '
+            ':c :p "3.4028236e38"^^xsd:float . :d :p "16777217"^^xsd:float .')
+    rows = answers(data, "SELECT ?s ?eq ?dec ?in { ?s :p ?o BIND(?o = 0.1e0 AS ?eq) "
+                         "BIND(?o = 0.1 AS ?dec) BIND(xsd:double(?o) IN (0.10000000149011612e0, "
+                         "0.20000000298023224e0, \"INF\"^^xsd:double, 16777216e0) AS ?in) } "
+                         "ORDER BY ?s")
+    true, false = lit("true", "boolean"), lit("false", "boolean")
+    assert rows == [{"s": URIRef(f"http://ex/{s}"), "eq": false, "dec": d, "in": true}
+                    for s, d in (("a", true), ("b", false), ("c", false), ("d", false))]
+    above = answers(data, "SELECT ?s { ?s :p ?o FILTER(?o > 0.1e0 && ?o < 1) }")
+    assert sorted(r["s"] for r in above) == [URIRef("http://ex/a"), URIRef("http://ex/b")]
+    total = answers(data, "SELECT ?eq { { SELECT (SUM(?o) AS ?t) { ?s :p ?o FILTER(?o < 1) } } "
+                          "BIND(?t = \"0.3\"^^xsd:float && DATATYPE(?t) = xsd:float AS ?eq) }")
+    assert total == [{"eq": true}]  # 0.1f + 0.2f is 0.3f, in a float

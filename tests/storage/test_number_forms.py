@@ -3,7 +3,7 @@ does (``views.terms.make_numeric``, whose doubles are Python's ``repr``, an
 oracle outside our SQL): the same lexical form for every double of a wide
 sample — random bit patterns (subnormals, the largest, every exponent),
 whole numbers past 2^53 (where Postgres writes more digits than needed),
-the fixed/exponent boundaries — and for decimals; and the sums and
+the fixed/exponent boundaries — for floats (migration 0035) and for decimals; and the sums and
 averages a rendered SUM and AVG compute, as the interpreter computes them."""
 
 from __future__ import annotations
@@ -43,6 +43,26 @@ def test_a_double_is_written_as_the_interpreter_writes_it(migrated: str) -> None
     with engine.connect() as c:
         got = _column(c, "pv_double_lexical(x)", values, "float8")
     want = [str(make_numeric(v, XSD.double)) for v in values]
+    wrong = [(v, g, w) for v, g, w in zip(values, got, want, strict=True) if g != w]
+    assert not wrong, wrong[:10]
+    engine.dispose()
+
+
+def test_a_float_is_written_as_the_interpreter_writes_it(migrated: str) -> None:
+    """Migration 0035's ``pv_float_lexical``: a double rounded to the nearest
+    float (overflow to INF and underflow to a signed zero, where Postgres's
+    cast raises) and written as ``make_numeric`` writes an xsd:float
+    (Python's ``struct`` rounds)."""
+    rng = random.Random(210)
+    top, tiny = 3.4028234663852886e38, 2.0 ** -149
+    edges = [top, -top, 3.4028235677973366e38, 3.4028235677973362e38, 1e39, tiny, tiny / 2,
+             tiny * 0.5000001, -tiny / 2, 1e-46, 16777217.0, 0.1, 0.30000000447034836]
+    floats = [struct.unpack("f", struct.pack("I", rng.getrandbits(32)))[0] for _ in range(20000)]
+    values = _doubles(rng) + edges + floats
+    engine = sa.create_engine(migrated)
+    with engine.connect() as c:
+        got = _column(c, "pv_float_lexical(x)", values, "float8")
+    want = [str(make_numeric(v, XSD.float)) for v in values]
     wrong = [(v, g, w) for v, g, w in zip(values, got, want, strict=True) if g != w]
     assert not wrong, wrong[:10]
     engine.dispose()

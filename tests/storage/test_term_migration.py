@@ -76,3 +76,25 @@ def test_duplicate_ids_merge_into_one_per_term(database: str) -> None:
         assert graph == {by_lex["abc"]: 2, by_lex["x"]: 1, by_lex["y"]: 1}
         log = set(c.execute(sa.text("SELECT o, sign FROM change_triples")).all())
         assert log == {(by_lex["abc"], 1)}  # +x@en and -x@EN cancel out
+
+
+def test_float_terms_are_revalued_as_single_precision(database: str) -> None:
+    """Migration 0035: float rows written when a float held a double (``num``
+    0.1, a finite 1e39) hold the nearest single after it (0.100000001…,
+    none: past the largest float, INF, as ``double_of`` reads it), their
+    sort keys too; a double's row is left as it was."""
+    upgrade(database, "0034")
+    engine = sa.create_engine(database)
+    rows = {"f01": ("0.1", XSD.float, 0.1), "f39": ("1e39", XSD.float, 1e39),
+            "d01": ("0.1", XSD.double, 0.1)}
+    with engine.begin() as c:
+        for name, (lexical, dt, num) in rows.items():
+            c.execute(sa.text("INSERT INTO terms (digest, kind, lexical, datatype, num) "
+                              "VALUES (:d, 2, :l, :dt, :n)"),
+                      {"d": name.encode(), "l": lexical, "dt": str(dt), "n": num})
+    upgrade(database, "head")
+    with engine.connect() as c:
+        got = {bytes(r.digest).decode(): (r.num, r.sortkey is not None) for r in c.execute(
+            sa.text("SELECT digest, num, sortkey FROM terms WHERE digest IN ('f01', 'f39', 'd01')"))}
+    assert got == {"f01": (0.10000000149011612, True), "f39": (None, True), "d01": (0.1, False)}
+    engine.dispose()

@@ -13,8 +13,9 @@ true), and a filter keeps the rows where it ``IS TRUE``.
 - ``isNumeric`` of a variable: its dictionary row is a well-formed number.
 - ``<``, ``>``, ``<=``, ``>=`` between a variable and an integer or decimal
   constant: exactly (``numeric``) when the variable holds an integer or a
-  decimal, as doubles when it holds a float or a double (XPath promotion);
-  an error (NULL) for anything else, an ill-typed literal or NaN.
+  decimal; when it holds a double, against the constant's nearest double,
+  a float against its nearest float (XPath promotion), both held as
+  doubles; an error (NULL) for anything else, an ill-typed literal or NaN.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from rdflib.term import Identifier, Literal
 from views import algebra as A
 from views.terms import INTEGER_TYPES, ExprError, numeric_type, numeric_value
 from views.terms import double as as_double
+from views.terms import single as as_single
 
 Column = Callable[[str], str | None]  # a variable's id column, None when never bound
 TermId = Callable[[Identifier], str]  # a constant's id as SQL
@@ -121,14 +123,16 @@ def _numeric(op: str, var: str, v: Decimal | int, col: Column) -> str:
 
 def holds(op: str, v: Decimal | int) -> str:
     """Whether the term ``t`` (a row of ``terms``) satisfies ``op v``, as a
-    Postgres boolean: exactly (``numeric``) for an integer or a decimal, as
-    doubles for a float or a double (XPath promotion); NULL, an error, for
-    any other term, an ill-typed literal or NaN."""
+    Postgres boolean: exactly (``numeric``) for an integer or a decimal,
+    against ``v`` promoted to the term's type for a float or a double (XPath
+    promotion); NULL, an error, for any other term, an ill-typed literal or
+    NaN."""
     exact = format(Decimal(v), "f")
-    double = f"'{as_double(v)!r}'"  # 'inf' past the largest double, which Postgres reads
-    floats = ", ".join(f"'{d}'" for d in _FLOATS)
+    # promoted to the term's type: 'inf' past the largest, which Postgres reads
+    double, single = (f"'{x!r}'::float8" for x in (as_double(v), as_single(as_double(v))))
     return (f"CASE WHEN {exact_number('t')} THEN t.lexical::numeric {op} {exact}::numeric "
-            f"WHEN t.datatype IN ({floats}) THEN {double_of('t', nan=False)} {op} {double}::float8 END")
+            f"WHEN t.datatype = '{XSD.double}' THEN {double_of('t', nan=False)} {op} {double} "
+            f"WHEN t.datatype = '{XSD.float}' THEN {double_of('t', nan=False)} {op} {single} END")
 
 
 def exact_number(t: str) -> str:
