@@ -23,7 +23,7 @@ from sqlalchemy import Connection, text
 from storage import db, driver
 from storage.arrays import bytes_literal, literal
 from storage.models import INTEGER_LITERALS, NUMBER_TYPES
-from views.compare import datetime_of
+from views.moments import moment_of
 from views.sortkey import stored_key
 from views.terms import (
     INTEGER_TYPES,
@@ -147,8 +147,7 @@ def _row(key: bytes, f: TermFields) -> tuple[object, ...]:
     if kind == 2 and datatype in _VALUED:
         if datatype == _DATETIME:
             try:
-                ts = datetime_of(lexical)
-                ts = ts if ts.tzinfo is not None else None
+                ts = moment_of(lexical).timestamp()
             except ExprError:
                 ts = None
         else:

@@ -24,6 +24,7 @@ from typing import Any
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
+from views.moments import Moment, date_moment_of, moment_of
 from views.terms import (
     RDF_LANGSTRING,
     ExprError,
@@ -37,64 +38,24 @@ from views.terms import (
     to_kind,
 )
 
-_TZ = r"(Z|[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))?"
-_DATETIME = re.compile(r"(-?\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?" + _TZ)
-_DATE = re.compile(r"(-?\d{4,})-(\d\d)-(\d\d)" + _TZ)
-_FOURTEEN_HOURS = dt.timedelta(hours=14)
+_FOURTEEN_HOURS = 14 * 3600
 DURATIONS = (XSD.dayTimeDuration, XSD.yearMonthDuration)
 _ALL_DURATIONS = (XSD.duration, *DURATIONS)
 
 
-def _zone(tz: str | None) -> dt.tzinfo | None:
-    if not tz:
-        return None
-    if tz == "Z":
-        return dt.UTC
-    sign = 1 if tz[0] == "+" else -1
-    return dt.timezone(sign * dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])))
-
-
-def datetime_value(t: Identifier) -> dt.datetime:
-    """The value of an xsd:dateTime literal (timezone-aware or naive); an
+def datetime_value(t: Identifier) -> Moment:
+    """The value of an xsd:dateTime literal (with or without a timezone); an
     ExprError if it is not one or ill-typed."""
     if not isinstance(t, Literal) or t.datatype != XSD.dateTime:
         raise ExprError("not a dateTime")
-    return datetime_of(str(t))
+    return moment_of(str(t))
 
 
-def datetime_of(lexical: str) -> dt.datetime:
-    """``datetime_value`` of an xsd:dateTime's lexical form, without the
-    literal. 24:00:00 is the next day's midnight (XSD 1.1 §3.3.7)."""
-    m = _DATETIME.fullmatch(lexical)
-    if not m:
-        raise ExprError("ill-typed dateTime")
-    y, mo, d, h, mi, s, frac, tz = m.groups()
-    micro = round(float(frac or "0") * 1_000_000)
-    try:
-        if (h, mi, s, micro) == ("24", "00", "00", 0):
-            day = dt.datetime(int(y), int(mo), int(d), tzinfo=_zone(tz))
-            return day + dt.timedelta(days=1)
-        return dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micro, _zone(tz))
-    except (ValueError, OverflowError):
-        raise ExprError("ill-typed dateTime") from None
-
-
-def date_value(t: Identifier) -> dt.datetime:
+def date_value(t: Identifier) -> Moment:
     """An xsd:date as the dateTime of its first instant (XSD 1.1 §3.3.9)."""
     if not isinstance(t, Literal) or t.datatype != XSD.date:
         raise ExprError("not a date")
-    return _date_of(str(t))
-
-
-def _date_of(lexical: str) -> dt.datetime:
-    m = _DATE.fullmatch(lexical)
-    if not m:
-        raise ExprError("ill-typed date")
-    y, mo, d, tz = m.groups()
-    try:
-        return dt.datetime(int(y), int(mo), int(d), tzinfo=_zone(tz))
-    except ValueError:
-        raise ExprError("ill-typed date") from None
+    return date_moment_of(str(t))
 
 
 _DURATION = re.compile(r"(-)?P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?"
@@ -123,18 +84,17 @@ def _duration_of(lex: str, datatype: URIRef) -> tuple[int, Decimal]:
     return sign * months, sign * seconds
 
 
-def _instants(x: dt.datetime, y: dt.datetime) -> int:
+def _instants(x: Moment, y: Moment) -> int:
     """-1/0/1 for two points in time by the XML Schema order relation
     (XSD 1.1 §3.3.7 / XSD 1.0 §3.2.7.4): an untimezoned value stands for any
     time in its ±14 h range; an answer inside that range is indeterminate."""
-    if (x.tzinfo is None) == (y.tzinfo is None):
-        return (x > y) - (x < y)
-    if x.tzinfo is None:
+    if (x.tz is None) == (y.tz is None):
+        return _cmp(x.instant, y.instant)
+    if x.tz is None:
         return -_instants(y, x)
-    local = y.replace(tzinfo=dt.UTC)
-    if x < local - _FOURTEEN_HOURS:
+    if x.instant < y.local - _FOURTEEN_HOURS:
         return -1
-    if x > local + _FOURTEEN_HOURS:
+    if x.instant > y.local + _FOURTEEN_HOURS:
         return 1
     raise ExprError("indeterminate comparison of a timezoned and an untimezoned value")
 
@@ -277,7 +237,7 @@ def _value_of_form(lexical: str, datatype: URIRef | None) -> object:
     return reader(lexical)
 
 
-_READERS = {XSD.boolean: _boolean_of, XSD.dateTime: datetime_of, XSD.date: _date_of}
+_READERS = {XSD.boolean: _boolean_of, XSD.dateTime: moment_of, XSD.date: date_moment_of}
 
 
 def same_term(a: Identifier, b: Identifier) -> bool:
@@ -338,9 +298,8 @@ def _family(lexical: str, datatype: URIRef | None, lang: str | None) -> tuple[in
         value = _value_of_form(lexical, datatype)
     except ExprError:
         return 9, 0
-    if isinstance(value, dt.datetime):
-        utc = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-        return (4 if datatype == XSD.dateTime else 5), utc
+    if isinstance(value, Moment):  # an untimezoned one as if in UTC
+        return (4 if datatype == XSD.dateTime else 5), value.instant
     if datatype in _ALL_DURATIONS:  # a linear extension of their partial order
         try:
             return 7, duration_key(value)  # type: ignore[arg-type]

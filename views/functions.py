@@ -7,7 +7,6 @@ ExprError. The special forms (&&, ||, IF, COALESCE, BOUND, IN, EXISTS) live in
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import math
 import re
@@ -24,6 +23,7 @@ from rdflib.term import BNode, Identifier, Literal, URIRef
 from views import xsregex
 from views.compare import compare, date_value, datetime_value, equals, same_term
 from views.iris import resolve
+from views.moments import Moment
 from views.terms import (
     EXACT,
     ExprError,
@@ -441,7 +441,7 @@ def _abs(a: Identifier) -> Literal:
 # ------------------------------------------------------------- dates, hashes
 
 
-def _day_value(a: Identifier) -> dt.datetime:
+def _day_value(a: Identifier) -> Moment:
     """An xsd:dateTime's value, or an xsd:date's: YEAR, MONTH, DAY, TIMEZONE
     and TZ take both (XPath's year-from-date and friends; SPARQL 1.1 names
     dateTime only, pyoxigraph takes both)."""
@@ -450,7 +450,7 @@ def _day_value(a: Identifier) -> dt.datetime:
     return datetime_value(a)
 
 
-def _dt_part(name: str, get: Callable[[dt.datetime], int], dates: bool) -> None:
+def _dt_part(name: str, get: Callable[[Moment], int], dates: bool) -> None:
     def f(a: Identifier) -> Literal:
         return make_numeric(get((_day_value if dates else datetime_value)(a)), XSD.integer)
     FUNCTIONS[name] = f
@@ -465,26 +465,18 @@ _dt_part("MINUTES", lambda d: d.minute, dates=False)
 
 @fn("SECONDS")
 def _seconds(a: Identifier) -> Literal:
-    m = re.search(r"T\d\d:\d\d:(\d\d(?:\.\d+)?)", str(a))
-    datetime_value(a)
-    return make_numeric(Decimal(m.group(1)), XSD.decimal)  # type: ignore[union-attr]
-
-
-def _offset(a: Identifier) -> dt.timedelta:
-    d = _day_value(a)
-    if d.tzinfo is None:
-        raise ExprError("no timezone")
-    return d.utcoffset()  # type: ignore[return-value]
+    return make_numeric(datetime_value(a).second, XSD.decimal)
 
 
 @fn("TIMEZONE")
 def _timezone(a: Identifier) -> Literal:
-    off = _offset(a)
-    secs = int(off.total_seconds())
-    if secs == 0:
+    minutes = _day_value(a).tz
+    if minutes is None:
+        raise ExprError("no timezone")
+    if minutes == 0:
         return Literal("PT0S", datatype=XSD.dayTimeDuration)
-    sign, secs = ("-" if secs < 0 else ""), abs(secs)
-    h, m = divmod(secs // 60, 60)
+    sign, minutes = ("-" if minutes < 0 else ""), abs(minutes)
+    h, m = divmod(minutes, 60)
     return Literal(f"{sign}PT{h}H" + (f"{m}M" if m else ""), datatype=XSD.dayTimeDuration)
 
 

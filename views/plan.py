@@ -41,8 +41,9 @@ from views.normalize import normalize
 # when a change makes stored state computed by earlier code wrong (a rule's
 # output or the identity of terms changes): every view is then rebuilt.
 # 3: only the outputs some rule reads are stored (design note 147); 4: REGEX and
-# REPLACE as XPath says, xsd:float single precision (design note 210)
-SEMANTICS = 4
+# REPLACE as XPath says, xsd:float single precision (design note 210); 5:
+# dateTimes of any year and precision (design note 211)
+SEMANTICS = 5
 
 
 # ------------------------------------------------------------------ nodes

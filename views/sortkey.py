@@ -17,9 +17,10 @@ where it ties:
   a class byte (-INF, negative, zero, positive, INF), then for a nonzero
   its decimal exponent (4 bytes) and significant digits (each + 1, ended by
   0), all complemented when negative;
-- an instant (a timezoned dateTime, an untimezoned one read as UTC, a
-  duration as the instant it leads to): microseconds from 1970 in 8 bytes,
-  the sign bit flipped;
+- a dateTime or a date: its exact seconds from 1970 (an untimezoned one
+  read as UTC), as a number (migration 0036; any year, any precision);
+- a duration, as the instant it leads to: microseconds from 1970 in 8
+  bytes, the sign bit flipped;
 - a boolean: 0 or 1.
 
 A string's and a tagged string's value is the whole term, so their keys
@@ -127,5 +128,5 @@ def _nothing(out: bytearray, v: Any) -> None:
 
 
 # ``views.compare._family``'s families and their values' encodings
-_VALUES: dict[int, Callable[[bytearray, Any], None]] = {0: _number, 1: _nothing, 2: _text, 3: _text_pair, 4: _instant, 5: _instant,
+_VALUES: dict[int, Callable[[bytearray, Any], None]] = {0: _number, 1: _nothing, 2: _text, 3: _text_pair, 4: _number, 5: _number,
            6: _boolean, 7: _instant, 9: _nothing}

@@ -116,6 +116,10 @@ CATALOGUE: tuple[Literal, ...] = (
     lit("2002-01-02T00:00:00Z", "dateTime"), lit("2002-01-01T12:00:00+02:00", "dateTime"),
     lit("2002-01-01T15:00:00-05:00", "dateTime"), lit("2001-12-31T09:59:59", "dateTime"),
     lit("2002-01-01T00:00:00.5Z", "dateTime"), lit("2002-01-01", "date"),
+    # past Python's datetime: sub-microsecond seconds, years 0, -1 and 10000
+    lit("2002-01-01T00:00:00.0000001Z", "dateTime"), lit("2002-01-01T00:00:00.9999999Z", "dateTime"),
+    lit("0000-01-01T00:00:00Z", "dateTime"), lit("-0001-06-01T00:00:00", "dateTime"),
+    lit("10000-01-01T00:00:00Z", "dateTime"), lit("-0001-12-31", "date"),
     lit("2002-01-01Z", "date"), lit("2002-01-03+14:00", "date"), lit("2001-12-31", "date"),
     # durations
     lit("P1D", "dayTimeDuration"), lit("PT24H", "dayTimeDuration"),
@@ -509,11 +513,15 @@ def _key(t: Identifier, by_value: bool) -> str:
         from views.compare import datetime_value
         from views.terms import ExprError, numeric_value
 
-        for read in (numeric_value, datetime_value):
-            try:
-                return f"={float(read(t)) if read is numeric_value else read(t)}"  # type: ignore[arg-type]
-            except ExprError:
-                pass
+        try:
+            return f"={float(numeric_value(t))}"
+        except ExprError:
+            pass
+        try:
+            moment = datetime_value(t)
+            return f"={moment.instant.normalize()}{'' if moment.tz is None else 'Z'}"
+        except ExprError:
+            pass
     return ox_form(t)
 
 

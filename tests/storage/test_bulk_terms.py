@@ -84,8 +84,7 @@ def _old_row(t: Identifier) -> tuple[object, ...]:
                 pass
         elif t.datatype == XSD.dateTime:
             try:
-                when = datetime_value(t)
-                ts = when if when.tzinfo is not None else None
+                ts = datetime_value(t).timestamp()
             except ExprError:
                 pass
     return (hashlib.sha1(canonical(t).n3().encode("utf-8")).digest(), *fields_of(t), num, ts)
