@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 
@@ -23,3 +26,27 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 def downgrade(url: str, revision: str = "base") -> None:
     command.downgrade(config(url), revision)
+
+
+def rewrite_terms(conn: sa.Connection, where: str, params: dict[str, object],
+                  columns: dict[str, tuple[str, Callable[[sa.Row[Any]], object]]]) -> None:
+    """Write the ``columns`` of every dictionary row matching ``where`` again,
+    10,000 rows a statement: each column's Postgres type and its value from
+    the row (``id``, ``kind``, ``lexical``, ``datatype``, ``lang``). The data
+    migrations that revalue terms (0029, 0035, 0036) run it."""
+    names = list(columns)
+    update = sa.text(
+        f"UPDATE terms SET {', '.join(f'{c} = k.{c}' for c in names)} "
+        f"FROM unnest(CAST(:ids AS bigint[]), "
+        f"{', '.join(f'CAST(:{c} AS {columns[c][0]}[])' for c in names)}) "
+        f"AS k (id, {', '.join(names)}) WHERE terms.id = k.id")
+    after = 0
+    while True:
+        rows = conn.execute(sa.text(
+            f"SELECT id, kind, lexical, datatype, lang FROM terms WHERE id > :after AND ({where}) "
+            "ORDER BY id LIMIT 10000"), {**params, "after": after}).all()
+        if not rows:
+            return
+        conn.execute(update, {"ids": [r.id for r in rows],
+                              **{c: [value(r) for r in rows] for c, (_, value) in columns.items()}})
+        after = rows[-1].id

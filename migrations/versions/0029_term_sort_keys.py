@@ -15,9 +15,9 @@ Create Date: 2026-11-27 11:00:00
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 from alembic import op
 
+from storage.migrate import rewrite_terms
 from views.sortkey import stored_key
 
 revision = '0029'
@@ -25,7 +25,6 @@ down_revision = '0028'
 branch_labels = None
 depends_on = None
 
-BATCH = 10_000
 
 
 SORT_KEY = r"""
@@ -46,21 +45,8 @@ $$
 def upgrade() -> None:
     op.execute("ALTER TABLE terms ADD COLUMN IF NOT EXISTS sortkey bytea")
     op.execute(SORT_KEY)
-    conn = op.get_bind()
-    after = 0
-    while True:
-        rows = conn.execute(sa.text(
-            "SELECT id, kind, lexical, datatype, lang FROM terms WHERE id > :after "
-            "AND kind = 2 AND datatype IS NOT NULL ORDER BY id LIMIT :n"),
-            {"after": after, "n": BATCH}).all()
-        if not rows:
-            break
-        conn.execute(sa.text(
-            "UPDATE terms SET sortkey = k.key FROM unnest(CAST(:ids AS bigint[]), "
-            "CAST(:keys AS bytea[])) AS k (id, key) WHERE terms.id = k.id"),
-            {"ids": [r.id for r in rows],
-             "keys": [stored_key(r.kind, r.lexical, r.datatype, r.lang) for r in rows]})
-        after = rows[-1].id
+    rewrite_terms(op.get_bind(), "kind = 2 AND datatype IS NOT NULL", {},
+                  {"sortkey": ("bytea", lambda r: stored_key(r.kind, r.lexical, r.datatype, r.lang))})
 
 
 def downgrade() -> None:

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 
-import sqlalchemy as sa
 from alembic import op
 from rdflib import URIRef
 
+from storage.migrate import rewrite_terms
 from views.sortkey import stored_key
 from views.terms import ExprError, number_of
 
@@ -32,7 +32,6 @@ branch_labels = None
 depends_on = None
 
 FLOAT = "http://www.w3.org/2001/XMLSchema#float"
-BATCH = 10_000
 
 FUNCTIONS = r"""
 CREATE OR REPLACE FUNCTION pv_float(x float8) RETURNS float8
@@ -63,22 +62,9 @@ def _num(lexical: str) -> float | None:
 
 def upgrade() -> None:
     op.execute(FUNCTIONS)
-    conn = op.get_bind()
-    after = 0
-    while True:
-        rows = conn.execute(sa.text(
-            "SELECT id, kind, lexical, datatype, lang FROM terms WHERE id > :after "
-            "AND kind = 2 AND datatype = :float ORDER BY id LIMIT :n"),
-            {"after": after, "float": FLOAT, "n": BATCH}).all()
-        if not rows:
-            break
-        conn.execute(sa.text(
-            "UPDATE terms SET num = k.num, sortkey = k.key FROM unnest(CAST(:ids AS bigint[]), "
-            "CAST(:nums AS float8[]), CAST(:keys AS bytea[])) AS k (id, num, key) "
-            "WHERE terms.id = k.id"),
-            {"ids": [r.id for r in rows], "nums": [_num(r.lexical) for r in rows],
-             "keys": [stored_key(r.kind, r.lexical, r.datatype, r.lang) for r in rows]})
-        after = rows[-1].id
+    rewrite_terms(op.get_bind(), "kind = 2 AND datatype = :float", {"float": FLOAT},
+                  {"num": ("float8", lambda r: _num(r.lexical)),
+                   "sortkey": ("bytea", lambda r: stored_key(r.kind, r.lexical, r.datatype, r.lang))})
 
 
 def downgrade() -> None:

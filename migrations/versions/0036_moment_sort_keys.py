@@ -11,9 +11,9 @@ Create Date: 2026-12-07 07:45:00
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 from alembic import op
 
+from storage.migrate import rewrite_terms
 from views.sortkey import stored_key
 
 revision = '0036'
@@ -22,26 +22,12 @@ branch_labels = None
 depends_on = None
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
-BATCH = 10_000
 
 
 def upgrade() -> None:
-    conn = op.get_bind()
-    after = 0
-    while True:
-        rows = conn.execute(sa.text(
-            "SELECT id, kind, lexical, datatype, lang FROM terms WHERE id > :after "
-            "AND kind = 2 AND datatype IN (:datetime, :date) ORDER BY id LIMIT :n"),
-            {"after": after, "datetime": XSD + "dateTime", "date": XSD + "date",
-             "n": BATCH}).all()
-        if not rows:
-            break
-        conn.execute(sa.text(
-            "UPDATE terms SET sortkey = k.key FROM unnest(CAST(:ids AS bigint[]), "
-            "CAST(:keys AS bytea[])) AS k (id, key) WHERE terms.id = k.id"),
-            {"ids": [r.id for r in rows],
-             "keys": [stored_key(r.kind, r.lexical, r.datatype, r.lang) for r in rows]})
-        after = rows[-1].id
+    rewrite_terms(op.get_bind(), "kind = 2 AND datatype IN (:datetime, :date)",
+                  {"datetime": XSD + "dateTime", "date": XSD + "date"},
+                  {"sortkey": ("bytea", lambda r: stored_key(r.kind, r.lexical, r.datatype, r.lang))})
 
 
 def downgrade() -> None:

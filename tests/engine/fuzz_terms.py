@@ -88,8 +88,9 @@ def lit(lexical: str, datatype: str | None = None, lang: str | None = None) -> L
     return Literal(lexical, lang=lang, datatype=dt)
 
 
-# Doubles and floats are dyadic, so sums are exact in any order, but 0.1 and 1.1:
-# xsd:float's 0.1 is not xsd:double's (single precision, XSD 1.1 §3.3.5).
+# Doubles and floats are dyadic, so sums are exact in any order (pyoxigraph adds in
+# its own order, rounding each time): xsd:float's single precision, where 0.1 is not
+# xsd:double's, is test_term_regressions.test_a_float_is_single_precision's.
 CATALOGUE: tuple[Literal, ...] = (
     # integers, with non-canonical forms and a derived type
     lit("1", "integer"), lit("01", "integer"), lit("+1", "integer"), lit("0", "integer"),
@@ -103,7 +104,6 @@ CATALOGUE: tuple[Literal, ...] = (
     lit("15E-1", "double"), lit("-2.5E0", "double"), lit("0.5", "double"), lit("NaN", "double"),
     lit("INF", "double"), lit("-INF", "double"), lit("+INF", "double"), lit("1e1", "double"),
     lit("2.5", "float"), lit("1", "float"), lit("NaN", "float"), lit("-INF", "float"),
-    lit("0.1", "float"), lit("0.1", "double"), lit("1.1", "float"),
     # strings: simple, xsd:string, language-tagged in mixed case
     lit("abc"), lit("abc", "string"), lit("b"), lit(""), lit("1"), lit("A"), lit("é"), lit("a𝄞B"),
     lit("chat", lang="fr"), lit("chat", lang="FR"), lit("chat", lang="en"),

@@ -14,7 +14,7 @@ from storage import catalog, pods, terms
 from tests.maintenance.test_pipeline import drain, setup
 from views.compile import compile_query
 from views.results import solutions
-from views.terms import fields_of
+from views.terms import fields_of, make_numeric, single
 
 EX = "http://ex/"
 P, Q, T = URIRef(EX + "p"), URIRef(EX + "q"), URIRef(EX + "t")
@@ -98,3 +98,33 @@ def test_reduced_answers_within_its_bounds(migrated: str) -> None:
     rows = view_rows(engine, pod_consumer, "SELECT REDUCED ?v { ?s :p ?v }", [
         {(node("a"), P, Literal("x")), (node("b"), P, Literal("x", datatype=XSD.string))}])
     assert len(rows) == 1 and rows[0]["v"] == Literal("x")
+
+
+def test_floats_and_datetimes_past_pythons_through_the_sql_executor(migrated: str) -> None:
+    """Design notes 210 and 211 through the rendered statements: a float
+    compared with a decimal constant is compared as a float (``holds``),
+    a SUM of floats is the float nearest their exact sum, written as the
+    interpreter writes it, and MIN, MAX and ORDER BY of dateTimes read the
+    exact sort keys (year 0 and 10000, a tenth of a microsecond)."""
+    engine = sa.create_engine(migrated)
+    pod_consumer = setup(engine)
+    floats = {(node("f1"), P, Literal("0.1", datatype=XSD.float)),
+              (node("f2"), P, Literal("0.10000001", datatype=XSD.float)),
+              (node("d1"), P, Literal("0.1", datatype=XSD.double)),
+              (node("f3"), Q, Literal("0.1", datatype=XSD.float)),
+              (node("f4"), Q, Literal("0.2", datatype=XSD.float))}
+    above = view_rows(engine, pod_consumer, "SELECT ?s { ?s :p ?v FILTER(?v > 0.1) }", [floats])
+    assert [r["s"] for r in above] == [node("f2")]
+    total = view_rows(engine, pod_consumer, "SELECT (SUM(?v) AS ?t) { ?s :q ?v }", [floats])
+    assert total == [{"t": make_numeric(single(0.1) + single(0.2), XSD.float)}]
+    assert str(total[0]["t"]) == "0.30000001192092896"
+    stamps = ["2002-01-01T00:00:00Z", "2002-01-01T00:00:00.0000001Z", "10000-01-01T00:00:00Z",
+              "0000-01-01T00:00:00Z"]
+    times = {(node(f"t{i}"), T, Literal(s, datatype=XSD.dateTime)) for i, s in enumerate(stamps)}
+    ends = view_rows(engine, pod_consumer, "SELECT (MIN(?v) AS ?lo) (MAX(?v) AS ?hi) "
+                                           "{ ?s :t ?v }", [times])
+    assert ends == [{"lo": Literal(stamps[3], datatype=XSD.dateTime),
+                     "hi": Literal(stamps[2], datatype=XSD.dateTime)}]
+    ordered = view_rows(engine, pod_consumer, "SELECT ?v { ?s :t ?v } ORDER BY DESC(?v) LIMIT 3",
+                        [times])
+    assert [str(r["v"]) for r in ordered] == [stamps[2], stamps[1], stamps[0]]

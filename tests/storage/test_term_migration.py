@@ -11,6 +11,7 @@ from rdflib import XSD, Literal, URIRef
 
 from storage import pods
 from storage.migrate import upgrade
+from views.sortkey import stored_key
 from views.terms import digest
 
 P = URIRef("http://ex/p")
@@ -97,4 +98,30 @@ def test_float_terms_are_revalued_as_single_precision(database: str) -> None:
         got = {bytes(r.digest).decode(): (r.num, r.sortkey is not None) for r in c.execute(
             sa.text("SELECT digest, num, sortkey FROM terms WHERE digest IN ('f01', 'f39', 'd01')"))}
     assert got == {"f01": (0.10000000149011612, True), "f39": (None, True), "d01": (0.1, False)}
+    engine.dispose()
+
+
+def test_datetime_sort_keys_are_written_again_as_exact_seconds(database: str) -> None:
+    """Migration 0036: a dateTime's or a date's key is its exact seconds
+    (``views.sortkey``), whatever 0029 wrote (here none, and an old 8-byte
+    form), so ``…:00.0000001Z`` sorts after ``…:00Z`` and year 10000 after
+    9999 in a rendered ORDER BY, MIN and MAX."""
+    upgrade(database, "0035")
+    engine = sa.create_engine(database)
+    forms = {b"t0": ("2002-01-01T00:00:00Z", XSD.dateTime),
+             b"t1": ("2002-01-01T00:00:00.0000001Z", XSD.dateTime),
+             b"t2": ("10000-01-01T00:00:00Z", XSD.dateTime), b"t3": ("-0001-12-31", XSD.date)}
+    with engine.begin() as c:
+        for digest, (lexical, dt) in forms.items():
+            c.execute(sa.text("INSERT INTO terms (digest, kind, lexical, datatype, sortkey) "
+                              "VALUES (:d, 2, :l, :dt, :k)"),
+                      {"d": digest, "l": lexical, "dt": str(dt), "k": b"\x03\x04old"})
+    upgrade(database, "head")
+    with engine.connect() as c:
+        order = [bytes(r.digest) for r in c.execute(sa.text(
+            "SELECT digest FROM terms WHERE digest IN ('t0', 't1', 't2', 't3') ORDER BY sortkey"))]
+        keys = {bytes(r.digest): bytes(r.sortkey) for r in c.execute(sa.text(
+            "SELECT digest, sortkey FROM terms WHERE digest IN ('t0', 't1', 't2', 't3')"))}
+    assert keys == {d: stored_key(2, lexical, str(dt), None) for d, (lexical, dt) in forms.items()}
+    assert order == [b"t0", b"t1", b"t2", b"t3"]  # a date after the dateTimes (its own family)
     engine.dispose()
