@@ -113,7 +113,7 @@ def intern_fields(conn: Connection, fields: Sequence[TermFields]) -> list[int]:
         found = lookup(conn, digests)
         missing = [i for i, d in enumerate(digests) if d not in found]
         if missing:
-            found.update(_insert(conn, [_row(digests[i], unique[i]) for i in missing]))
+            found.update(_insert(conn, [dictionary_row(digests[i], unique[i]) for i in missing]))
             late = [digests[i] for i in missing if digests[i] not in found]
             if late:  # added by a concurrent writer since the lookup
                 found.update(lookup(conn, late))
@@ -137,7 +137,7 @@ _DATETIME = str(XSD.dateTime)
 _VALUED = {str(t) for t in (*INTEGER_TYPES, *NUMERIC_RANK, XSD.dateTime)}
 
 
-def _row(key: bytes, f: TermFields) -> tuple[object, ...]:
+def dictionary_row(key: bytes, f: TermFields) -> tuple[object, ...]:
     """The dictionary row of a term: its fields, for a number or a
     timezoned xsd:dateTime its value (for filters), and a typed literal's
     sort key."""
@@ -181,7 +181,7 @@ def _staged(conn: Connection, digests: list[bytes], fields: list[TermFields]) ->
     cur = db.raw(conn).cursor()
     with cur.copy(f"COPY staged_terms (n, {', '.join(_COLUMNS)}) FROM STDIN") as copy:
         for n, (d, f) in enumerate(zip(digests, fields, strict=True)):
-            copy.write_row((n, *_row(d, f)))
+            copy.write_row((n, *dictionary_row(d, f)))
     conn.execute(text(f"INSERT INTO terms ({', '.join(_COLUMNS)}) "
                       f"SELECT {', '.join(_COLUMNS)} FROM staged_terms ORDER BY digest "
                       "ON CONFLICT (digest) DO NOTHING"))  # one order: writers cannot deadlock

@@ -549,6 +549,9 @@ def _decimal_string(d: Decimal) -> str:
     return str(int(d)) if d == d.to_integral_value() else format(d, "f")
 
 
+XML_SPACE = " \t\n\r"  # what XSD's whiteSpace collapse strips before a cast (F&O 3.1 §19.2)
+
+
 def _cast_numeric(kind: URIRef) -> Fn:
     def f(a: Identifier) -> Literal:
         if isinstance(a, Literal) and a.datatype == XSD.boolean:  # ill-typed: an error
@@ -562,7 +565,7 @@ def _cast_numeric(kind: URIRef) -> Fn:
                 return make_numeric(int(v), kind)
             return make_numeric(to_kind(v, kind), kind)
         if is_plain_string(a):
-            lex = str(a).strip()
+            lex = str(a).strip(XML_SPACE)
             probe = Literal(lex, datatype=kind)
             return make_numeric(numeric_value(probe), kind)
         raise ExprError("cast to a number")
@@ -578,7 +581,7 @@ def _cast_boolean(a: Identifier) -> Literal:
         v = numeric_value(a)
         return boolean(not (v == 0 or (isinstance(v, float) and math.isnan(v))))
     if is_plain_string(a):
-        lex = str(a).strip()
+        lex = str(a).strip(XML_SPACE)
         if lex not in ("true", "false", "1", "0"):
             raise ExprError("cast to boolean")
         return boolean(lex in ("true", "1"))
@@ -592,7 +595,7 @@ def _cast_datetime(a: Identifier) -> Literal:
         day = str(a)[:len(str(a)) - len(zone)]
         return Literal(f"{day}T00:00:00{zone}", datatype=XSD.dateTime)
     if isinstance(a, Literal) and (a.datatype == XSD.dateTime or is_plain_string(a)):
-        out = Literal(str(a).strip(), datatype=XSD.dateTime)
+        out = Literal(str(a).strip(XML_SPACE), datatype=XSD.dateTime)
         datetime_value(out)
         return out
     raise ExprError("cast to dateTime")

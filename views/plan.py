@@ -42,8 +42,9 @@ from views.normalize import normalize
 # output or the identity of terms changes): every view is then rebuilt.
 # 3: only the outputs some rule reads are stored (design note 147); 4: REGEX and
 # REPLACE as XPath says, xsd:float single precision (design note 210); 5:
-# dateTimes of any year and precision (design note 211)
-SEMANTICS = 5
+# dateTimes of any year and precision (design note 211); 6: no whitespace in a
+# number's lexical form (design note 212)
+SEMANTICS = 6
 
 
 # ------------------------------------------------------------------ nodes

@@ -78,7 +78,7 @@ def numeric_family(datatype: URIRef) -> URIRef | None:
     return datatype if datatype in NUMERIC_RANK else None
 
 
-# XSD 1.1 §3.3 lexical spaces (after whitespace collapsing)
+# XSD 1.1 §3.3 lexical spaces (whitespace is collapsed before a cast, never in a literal)
 _LEXICAL = {
     XSD.integer: re.compile(r"[+-]?[0-9]+"),
     XSD.decimal: re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)"),
@@ -118,7 +118,7 @@ def number_of(lexical: str, datatype: URIRef) -> Number:
     kind = numeric_family(datatype)
     if kind is None:
         raise ExprError("not a number")
-    lex = lexical.strip()
+    lex = lexical  # RDF 1.1 §5.3: no whitespace in a lexical space (a cast strips it first)
     if not _LEXICAL[kind].fullmatch(lex):
         raise ExprError(f"ill-typed {kind}: {lex}")
     if kind == XSD.integer:

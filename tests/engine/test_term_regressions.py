@@ -452,3 +452,16 @@ def test_a_datetime_the_calendar_refuses_is_ill_typed() -> None:
     rows = answers(data, 'SELECT ?s { ?s :p ?o FILTER(?o < "3000-01-01"^^xsd:date '
                          '|| ?o < "3000-01-01T00:00:00Z"^^xsd:dateTime) }')
     assert [r["s"] for r in rows] == [URIRef("http://ex/b")]
+
+
+def test_a_number_with_whitespace_in_its_form_is_ill_typed() -> None:
+    """RDF 1.1 §5.3: a literal is ill-typed when its lexical form is not in
+    its datatype's lexical space, and XSD's lexical spaces hold no
+    whitespace (the whiteSpace facet collapses text before a cast: F&O 3.1
+    §19.2 strips it there). ``" 1 "^^xsd:integer`` was read as 1; now it
+    compares with no number, while ``xsd:integer(" 12 ")`` is 12."""
+    data = ':a :p " 1 "^^xsd:integer . :b :p "1"^^xsd:integer . :c :p "2.5 "^^xsd:double .'
+    rows = answers(data, "SELECT ?s { ?s :p ?o FILTER(?o > 0) }")
+    assert [r["s"] for r in rows] == [URIRef("http://ex/b")]
+    cast = answers(":a :p 1 .", 'SELECT ?c { ?s :p ?o BIND(xsd:integer(" 12\\t") AS ?c) }')
+    assert cast == [{"c": lit("12", "integer")}]

@@ -128,3 +128,21 @@ def test_floats_and_datetimes_past_pythons_through_the_sql_executor(migrated: st
     ordered = view_rows(engine, pod_consumer, "SELECT ?v { ?s :t ?v } ORDER BY DESC(?v) LIMIT 3",
                         [times])
     assert [str(r["v"]) for r in ordered] == [stamps[2], stamps[1], stamps[0]]
+
+
+def test_a_number_with_whitespace_in_its_form_is_ill_typed_in_sql(migrated: str) -> None:
+    """Design note 212 through the rendered statements: ``" 1 "^^xsd:integer``
+    has no value (``exact_number``, ``double_of``), so a comparison drops it
+    and a SUM over it is an error (unbound), as in the interpreter."""
+    engine = sa.create_engine(migrated)
+    pod_consumer = setup(engine)
+    data = {(node("a"), P, Literal(" 1 ", datatype=XSD.integer)),
+            (node("b"), P, Literal("1", datatype=XSD.integer)),
+            (node("c"), P, Literal("2.5 ", datatype=XSD.double)),
+            (node("d"), Q, Literal("1", datatype=XSD.integer)),
+            (node("d"), Q, Literal("2 ", datatype=XSD.integer))}
+    above = view_rows(engine, pod_consumer, "SELECT ?s { ?s :p ?v FILTER(?v > 0) }", [data])
+    assert [r["s"] for r in above] == [node("b")]
+    total = view_rows(engine, pod_consumer, "SELECT ?s (SUM(?v) AS ?t) { ?s :q ?v } GROUP BY ?s",
+                      [data])
+    assert total == [{"s": node("d")}]

@@ -125,3 +125,25 @@ def test_datetime_sort_keys_are_written_again_as_exact_seconds(database: str) ->
     assert keys == {d: stored_key(2, lexical, str(dt), None) for d, (lexical, dt) in forms.items()}
     assert order == [b"t0", b"t1", b"t2", b"t3"]  # a date after the dateTimes (its own family)
     engine.dispose()
+
+
+def test_numbers_with_whitespace_lose_their_value(database: str) -> None:
+    """Migration 0037: ``" 1 "^^xsd:integer`` held ``num`` 1 before it, and
+    none after (ill-typed), with the key of an ill-typed literal; ``"1"``
+    keeps its value."""
+    upgrade(database, "0036")
+    engine = sa.create_engine(database)
+    forms = {b"s1": " 1 ", b"n1": "1"}
+    with engine.begin() as c:
+        for digest, lexical in forms.items():
+            c.execute(sa.text("INSERT INTO terms (digest, kind, lexical, datatype, num) "
+                              "VALUES (:d, 2, :l, :dt, 1)"),
+                      {"d": digest, "l": lexical, "dt": str(XSD.integer)})
+    upgrade(database, "head")
+    with engine.connect() as c:
+        got = {bytes(r.digest): (r.num, None if r.sortkey is None else bytes(r.sortkey))
+               for r in c.execute(sa.text(
+                   "SELECT digest, num, sortkey FROM terms WHERE digest IN ('s1', 'n1')"))}
+    assert got == {b"s1": (None, stored_key(2, " 1 ", str(XSD.integer), None)),
+                   b"n1": (1.0, None)}
+    engine.dispose()

@@ -139,7 +139,7 @@ def exact_number(t: str) -> str:
     """Whether the term ``t`` (a row of ``terms``, or NULLs) is a well-formed
     integer (of xsd:integer or a type derived from it, in its range) or
     decimal, as a Postgres boolean: its ``num`` is set, or it is too large
-    for a double (``storage.terms._row``)."""
+    for a double (``storage.terms.dictionary_row``)."""
     exacts = ", ".join(f"'{d}'" for d in _EXACT)
     huge = " OR ".join(f"{t}.datatype IN ({', '.join(repr(str(d)) for d in types)}) "
                        f"AND {t}.lexical ~ '{pattern}'" for types, pattern in _HUGE)
@@ -158,9 +158,9 @@ def double_of(t: str, nan: bool = True) -> str:
     """The value of the float or double ``t`` as a Postgres double (NULL
     when ill-typed; NaN too unless ``nan``)."""
     return (f"(CASE WHEN {t}.num IS NOT NULL THEN {t}.num "
-            f"WHEN {t}.lexical ~ '^\\s*[+]?{_OVER}\\s*$' THEN 'Infinity'::float8 "
-            f"WHEN {t}.lexical ~ '^\\s*-{_OVER}\\s*$' THEN '-Infinity'::float8 "
-            + (f"WHEN {t}.lexical ~ '^\\s*NaN\\s*$' THEN 'NaN'::float8 " if nan else "")
+            f"WHEN {t}.lexical ~ '^[+]?{_OVER}$' THEN 'Infinity'::float8 "
+            f"WHEN {t}.lexical ~ '^-{_OVER}$' THEN '-Infinity'::float8 "
+            + (f"WHEN {t}.lexical = 'NaN' THEN 'NaN'::float8 " if nan else "")
             + "END)")
 
 
@@ -197,10 +197,10 @@ def spark_tables(sql: str) -> dict[str, str]:
 
 
 # XSD 1.1 lexical spaces (views.terms._LEXICAL), as Postgres regular expressions
-_INTEGER = r"^\s*[+-]?[0-9]+\s*$"
-_DECIMAL = r"^\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)\s*$"
+_INTEGER = r"^[+-]?[0-9]+$"
+_DECIMAL = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$"
 _OVER = r"(INF|([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?)"  # INF, or past a double
-_UNSIGNED = "^\\s*[+]?0*[1-9][0-9]{200}[0-9]{108,}\\s*$"  # too many digits for a double
+_UNSIGNED = "^[+]?0*[1-9][0-9]{200}[0-9]{108,}$"  # too many digits for a double
 # the well-formed literals whose value a double cannot hold, by type (no ``num``)
 _HUGE = (((XSD.integer,), _INTEGER), ((XSD.decimal,), _DECIMAL),
          ((XSD.nonNegativeInteger, XSD.positiveInteger), _UNSIGNED),
