@@ -129,7 +129,7 @@ CATALOGUE: tuple[Literal, ...] = (
     lit("P40D", "duration"),
     # ill-typed literals and an unknown datatype
     lit("abc", "integer"), lit("1.5", "integer"), lit("tru", "boolean"), lit("x", "double"),
-    lit("2002-13-01", "date"), lit("1_0", "integer"), lit("x", EX + "dt"), lit("y", EX + "dt"),
+    lit("2002-13-01", "date"), lit("1_0", "integer"), lit("2 ", "integer"), lit(" 1.5", "double"), lit("x", EX + "dt"), lit("y", EX + "dt"),
 )
 IRIS = tuple(URIRef(EX + n) for n in ("a", "b", "c", "d"))
 BNODES = (BNode("b1"), BNode("b2"))
