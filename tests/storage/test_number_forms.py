@@ -14,7 +14,7 @@ import struct
 from decimal import Decimal
 
 import sqlalchemy as sa
-from rdflib import XSD
+from rdflib import XSD, URIRef
 
 from views.aggregates import nearest_double
 from views.terms import EXACT, make_numeric
@@ -37,15 +37,22 @@ def _column(c: sa.Connection, sql: str, values: list, kind: str) -> list[str]:
         {"v": values})]
 
 
-def test_a_double_is_written_as_the_interpreter_writes_it(migrated: str) -> None:
-    values = _doubles(random.Random(153))
-    engine = sa.create_engine(migrated)
+def _written_alike(url: str, function: str, values: list, kind: URIRef) -> None:
+    """``function`` writes each value as ``make_numeric`` writes it as ``kind``."""
+    engine = sa.create_engine(url)
     with engine.connect() as c:
-        got = _column(c, "pv_double_lexical(x)", values, "float8")
-    want = [str(make_numeric(v, XSD.double)) for v in values]
+        if kind == XSD.decimal:
+            got = _column(c, f"{function}(x)", [format(v, "f") for v in values], "numeric")
+        else:
+            got = _column(c, f"{function}(x)", values, "float8")
+    engine.dispose()
+    want = [str(make_numeric(v, kind)) for v in values]
     wrong = [(v, g, w) for v, g, w in zip(values, got, want, strict=True) if g != w]
     assert not wrong, wrong[:10]
-    engine.dispose()
+
+
+def test_a_double_is_written_as_the_interpreter_writes_it(migrated: str) -> None:
+    _written_alike(migrated, "pv_double_lexical", _doubles(random.Random(153)), XSD.double)
 
 
 def test_a_float_is_written_as_the_interpreter_writes_it(migrated: str) -> None:
@@ -58,14 +65,7 @@ def test_a_float_is_written_as_the_interpreter_writes_it(migrated: str) -> None:
     edges = [top, -top, 3.4028235677973366e38, 3.4028235677973362e38, 1e39, tiny, tiny / 2,
              tiny * 0.5000001, -tiny / 2, 1e-46, 16777217.0, 0.1, 0.30000000447034836]
     floats = [struct.unpack("f", struct.pack("I", rng.getrandbits(32)))[0] for _ in range(20000)]
-    values = _doubles(rng) + edges + floats
-    engine = sa.create_engine(migrated)
-    with engine.connect() as c:
-        got = _column(c, "pv_float_lexical(x)", values, "float8")
-    want = [str(make_numeric(v, XSD.float)) for v in values]
-    wrong = [(v, g, w) for v, g, w in zip(values, got, want, strict=True) if g != w]
-    assert not wrong, wrong[:10]
-    engine.dispose()
+    _written_alike(migrated, "pv_float_lexical", _doubles(rng) + edges + floats, XSD.float)
 
 
 def test_a_decimal_is_written_as_the_interpreter_writes_it(migrated: str) -> None:
@@ -74,13 +74,7 @@ def test_a_decimal_is_written_as_the_interpreter_writes_it(migrated: str) -> Non
               for _ in range(3000)]
     values += [Decimal(0), Decimal("0.000"), Decimal("-0.50"), Decimal(100), Decimal("1E+30"),
                Decimal("12345678901234567890123456789.123456789")]
-    engine = sa.create_engine(migrated)
-    with engine.connect() as c:
-        got = _column(c, "pv_decimal_lexical(x)", [format(v, "f") for v in values], "numeric")
-    want = [str(make_numeric(v, XSD.decimal)) for v in values]
-    wrong = [(v, g, w) for v, g, w in zip(values, got, want, strict=True) if g != w]
-    assert not wrong, wrong[:10]
-    engine.dispose()
+    _written_alike(migrated, "pv_decimal_lexical", values, XSD.decimal)
 
 
 def test_a_double_sum_is_the_double_nearest_to_the_exact_sum(migrated: str) -> None:
