@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
-from functools import cache
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
@@ -336,7 +336,7 @@ def _regex(pattern: Identifier, flags: Identifier | None) -> Any:
     return _compiled(str(pattern), "".join(sorted(set(given))))
 
 
-@cache
+@lru_cache(maxsize=1024)  # bounded: a pattern may come from the data (REGEX(?x, ?p))
 def _compiled(pattern: str, flags: str) -> Any:
     try:
         return re2.compile(xsregex.translate(pattern, flags), _LINEAR)
@@ -422,8 +422,9 @@ def _rounding(name: str, py: Callable[[float], float], dec: Callable[[Decimal], 
             return make_numeric(dec(Decimal(v)), k)  # type: ignore[arg-type]
         if math.isnan(v) or math.isinf(v):  # type: ignore[arg-type]
             return make_numeric(v, k)
+        r = py(v)  # type: ignore[arg-type]
         # F&O: a float's or double's zero keeps the argument's sign (round(-0.4e0) is -0.0e0)
-        return make_numeric(math.copysign(py(v), v) if py(v) == 0 else py(v), k)  # type: ignore[arg-type]
+        return make_numeric(math.copysign(r, v) if r == 0 else r, k)  # type: ignore[arg-type]
     FUNCTIONS[name] = f
 
 

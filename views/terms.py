@@ -118,7 +118,7 @@ def number_of(lexical: str, datatype: URIRef) -> Number:
     kind = numeric_family(datatype)
     if kind is None:
         raise ExprError("not a number")
-    lex = lexical  # RDF 1.1 §5.3: no whitespace in a lexical space (a cast strips it first)
+    lex = lexical  # never stripped: RDF 1.1 §5.3 (a cast strips before it reads)
     if not _LEXICAL[kind].fullmatch(lex):
         raise ExprError(f"ill-typed {kind}: {lex}")
     if kind == XSD.integer:
@@ -153,7 +153,8 @@ def make_numeric(v: Number, kind: URIRef) -> Literal:
         if "." not in s:
             s += ".0"
         return Literal(s, datatype=XSD.decimal)
-    f = double(v) if kind == XSD.double else single(double(v))
+    f = to_kind(v, kind)
+    assert isinstance(f, float)
     if math.isnan(f):
         return Literal("NaN", datatype=kind)
     if math.isinf(f):

@@ -282,7 +282,6 @@ class _Parser:
         return c
 
 
-@cache
 def translate(pattern: str, flags: str) -> str:
     """RE2's text for the XPath ``pattern`` under ``flags`` (checked:
     ``ismxq``); an ExprError for a text XPath refuses or RE2 cannot run."""
