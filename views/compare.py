@@ -15,17 +15,18 @@ the reference evaluator and every executor use (architecture decision 8).
 
 from __future__ import annotations
 
-import datetime as dt
 import math
-import re
 from decimal import Decimal
 from typing import Any
 
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
+from views import durations
+from views.durations import DURATION_TYPES, Duration, duration_of
 from views.moments import Moment, date_moment_of, moment_of
 from views.terms import (
+    EXACT,
     RDF_LANGSTRING,
     ExprError,
     Number,
@@ -38,9 +39,7 @@ from views.terms import (
     to_kind,
 )
 
-_FOURTEEN_HOURS = 14 * 3600
-DURATIONS = (XSD.dayTimeDuration, XSD.yearMonthDuration)
-_ALL_DURATIONS = (XSD.duration, *DURATIONS)
+_FOURTEEN_HOURS = Decimal(14 * 3600)
 
 
 def datetime_value(t: Identifier) -> Moment:
@@ -58,30 +57,11 @@ def date_value(t: Identifier) -> Moment:
     return date_moment_of(str(t))
 
 
-_DURATION = re.compile(r"(-)?P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?"
-                       r"(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
-
-
-def duration_value(t: Identifier) -> tuple[int, Decimal]:
-    """(months, seconds) of an xsd:duration or a subtype (XSD 1.1 §3.3.6)."""
-    if not isinstance(t, Literal) or t.datatype not in _ALL_DURATIONS:
+def duration_value(t: Identifier) -> Duration:
+    """The value of an xsd:duration or a subtype (``views.durations``)."""
+    if not isinstance(t, Literal) or t.datatype not in DURATION_TYPES:
         raise ExprError("not a duration")
-    return _duration_of(str(t), t.datatype)
-
-
-def _duration_of(lex: str, datatype: URIRef) -> tuple[int, Decimal]:
-    m = _DURATION.fullmatch(lex)
-    if not m or lex.endswith(("P", "T")) or not any(m.groups()[1:]):
-        raise ExprError("ill-typed duration")
-    neg, y, mo, d, h, mi, s = m.groups()
-    months = int(y or 0) * 12 + int(mo or 0)
-    seconds = ((int(d or 0) * 24 + int(h or 0)) * 60 + int(mi or 0)) * 60 + Decimal(s or 0)
-    if datatype == XSD.dayTimeDuration and (y or mo):
-        raise ExprError("ill-typed dayTimeDuration")
-    if datatype == XSD.yearMonthDuration and (d or h or mi or s):
-        raise ExprError("ill-typed yearMonthDuration")
-    sign = -1 if neg else 1
-    return sign * months, sign * seconds
+    return duration_of(str(t), t.datatype)
 
 
 def _instants(x: Moment, y: Moment) -> int:
@@ -92,40 +72,11 @@ def _instants(x: Moment, y: Moment) -> int:
         return _cmp(x.instant, y.instant)
     if x.tz is None:
         return -_instants(y, x)
-    if x.instant < y.local - _FOURTEEN_HOURS:
+    if x.instant < EXACT.subtract(y.local, _FOURTEEN_HOURS):
         return -1
-    if x.instant > y.local + _FOURTEEN_HOURS:
+    if x.instant > EXACT.add(y.local, _FOURTEEN_HOURS):
         return 1
     raise ExprError("indeterminate comparison of a timezoned and an untimezoned value")
-
-
-# XSD 1.1 §3.3.6.2: durations are ordered by where they lead from these four
-_REFERENCES = tuple(dt.datetime(y, m, 1, tzinfo=dt.UTC)
-                    for y, m in ((1696, 9), (1697, 2), (1903, 3), (1903, 7)))
-
-
-def _after(start: dt.datetime, d: tuple[int, Decimal]) -> dt.datetime:
-    """``start`` + the duration (XSD 1.1 §E.3.3; the references fall on a
-    month's first day, so months add without pinning the day)."""
-    months = start.year * 12 + start.month - 1 + d[0]
-    moved = start.replace(year=months // 12, month=months % 12 + 1)
-    return moved + dt.timedelta(seconds=float(d[1]))
-
-
-def duration_key(d: tuple[int, Decimal]) -> dt.datetime:
-    return _after(_REFERENCES[0], d)
-
-
-def _durations(x: tuple[int, Decimal], y: tuple[int, Decimal]) -> int:
-    """The XSD partial order of durations (all three duration types): P < Q
-    when it is from each reference; equal when months and seconds are; else
-    indeterminate, an error."""
-    if x == y:
-        return 0
-    orders = {_cmp(_after(s, x), _after(s, y)) for s in _REFERENCES}
-    if len(orders) == 1 and 0 not in orders:
-        return orders.pop()
-    raise ExprError("indeterminate comparison of durations")
 
 
 def _cmp(x: Any, y: Any) -> int:
@@ -158,8 +109,8 @@ def compare(a: Identifier, b: Identifier) -> int:
     if a.language is not None and a.language == b.language:
         return _cmp(str(a), str(b))  # an extension SPARQL 1.2 makes: one tag, by code point
     da, db = a.datatype, b.datatype
-    if da in _ALL_DURATIONS and db in _ALL_DURATIONS:
-        return _durations(duration_value(a), duration_value(b))
+    if da in DURATION_TYPES and db in DURATION_TYPES:
+        return durations.order(duration_value(a), duration_value(b))
     if da != db:
         raise ExprError("incomparable terms")
     if da == XSD.boolean:
@@ -229,8 +180,8 @@ def _value_of_form(lexical: str, datatype: URIRef | None) -> object:
     """The value of a literal of this form and datatype (not a string)."""
     if datatype is not None and numeric_family(datatype) is not None:
         return number_of(lexical, datatype)
-    if datatype in _ALL_DURATIONS:
-        return _duration_of(lexical, datatype)
+    if datatype in DURATION_TYPES:
+        return duration_of(lexical, datatype)
     reader = _READERS.get(datatype) if datatype is not None else None
     if reader is None:
         raise ExprError("no known value")
@@ -300,9 +251,6 @@ def _family(lexical: str, datatype: URIRef | None, lang: str | None) -> tuple[in
         return 9, 0
     if isinstance(value, Moment):  # an untimezoned one as if in UTC
         return (4 if datatype == XSD.dateTime else 5), value.instant
-    if datatype in _ALL_DURATIONS:  # a linear extension of their partial order
-        try:
-            return 7, duration_key(value)  # type: ignore[arg-type]
-        except (ValueError, OverflowError):  # it leads past the years datetime holds
-            return 9, 0
+    if isinstance(value, Duration):  # a linear extension of their partial order
+        return 7, durations.duration_key(value)
     return 6, value  # booleans

@@ -484,7 +484,7 @@ def _timezone(a: Identifier) -> Literal:
 @fn("TZ")
 def _tz(a: Identifier) -> Literal:
     _day_value(a)
-    m = re.search(r"(Z|[+-]\d\d:\d\d)$", str(a))
+    m = re.search(r"(Z|[+-][0-9][0-9]:[0-9][0-9])$", str(a))
     return Literal(m.group(1) if m else "")
 
 
@@ -603,7 +603,7 @@ def _cast_datetime(a: Identifier) -> Literal:
 
 
 def _zone_of(lexical: str) -> str:
-    m = re.search(r"(Z|[+-]\d\d:\d\d)$", lexical)
+    m = re.search(r"(Z|[+-][0-9][0-9]:[0-9][0-9])$", lexical)
     return m.group(1) if m else ""
 
 

@@ -23,12 +23,13 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from views.terms import ExprError
+from views.terms import EXACT, ExprError
 
-_YEAR = r"(-?(?:[1-9]\d{3,}|0\d{3}))"
-_TZ = r"(Z|[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))?"
-_DATETIME = re.compile(_YEAR + r"-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d(?:\.\d+)?)" + _TZ)
-_DATE = re.compile(_YEAR + r"-(\d\d)-(\d\d)" + _TZ)
+_YEAR = r"(-?(?:[1-9][0-9]{3,}|0[0-9]{3}))"
+_TZ = r"(Z|[+-](?:(?:0[0-9]|1[0-3]):[0-5][0-9]|14:00))?"
+_2 = "([0-9][0-9])"  # XSD's digits are ASCII (Python's \d is any Unicode digit)
+_DATETIME = re.compile(_YEAR + rf"-{_2}-{_2}T{_2}:{_2}:([0-9][0-9](?:\.[0-9]+)?)" + _TZ)
+_DATE = re.compile(_YEAR + rf"-{_2}-{_2}" + _TZ)
 DAY = 86_400
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
@@ -50,7 +51,7 @@ class Moment:
     def local(self) -> Decimal:
         """Seconds from 1970-01-01T00:00:00 to the fields, as if in UTC."""
         days = days_from_civil(self.year, self.month, self.day)
-        return Decimal(days * DAY + self.hour * 3600 + self.minute * 60) + self.second
+        return EXACT.add(Decimal(days * DAY + self.hour * 3600 + self.minute * 60), self.second)
 
     def timestamp(self) -> dt.datetime | None:
         """The instant as Python's datetime: None without a timezone, or out
@@ -66,7 +67,7 @@ class Moment:
     def instant(self) -> Decimal:
         """The point on the time line: the fields less the timezone's offset
         (an untimezoned value read as UTC)."""
-        return self.local - 60 * (self.tz or 0)
+        return EXACT.subtract(self.local, Decimal(60 * (self.tz or 0)))
 
 
 def days_from_civil(y: int, m: int, d: int) -> int:

@@ -43,8 +43,9 @@ from views.normalize import normalize
 # 3: only the outputs some rule reads are stored (design note 147); 4: REGEX and
 # REPLACE as XPath says, xsd:float single precision (design note 210); 5:
 # dateTimes of any year and precision (design note 211); 6: no whitespace in a
-# number's lexical form (design note 212)
-SEMANTICS = 6
+# number's lexical form (design note 212); 7: durations of any size and
+# precision, ASCII digits in dates and durations (design note 213)
+SEMANTICS = 7
 
 
 # ------------------------------------------------------------------ nodes

@@ -19,8 +19,9 @@ where it ties:
   0), all complemented when negative;
 - a dateTime or a date: its exact seconds from 1970 (an untimezoned one
   read as UTC), as a number (migration 0036; any year, any precision);
-- a duration, as the instant it leads to: microseconds from 1970 in 8
-  bytes, the sign bit flipped;
+- a duration, as the instant it leads to from its first reference
+  (``views.durations.duration_key``): exact seconds from 1970, as a number
+  (migration 0038; it was microseconds in 8 bytes);
 - a boolean: 0 or 1.
 
 A string's and a tagged string's value is the whole term, so their keys
@@ -37,7 +38,6 @@ True
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -46,7 +46,6 @@ from rdflib.term import URIRef
 
 from views.compare import literal_order_key
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 # families whose value is the whole term (a string, a tagged string): the
 # key's datatype, lexical form and language repeat it, and are left out
 _WHOLE = (2, 3)
@@ -108,12 +107,6 @@ def _number(out: bytearray, v: Any) -> None:
         out += body
 
 
-def _instant(out: bytearray, v: dt.datetime) -> None:
-    span = v - _EPOCH
-    micros = (span.days * 86_400 + span.seconds) * 1_000_000 + span.microseconds
-    out += (micros + (1 << 63)).to_bytes(8, "big")
-
-
 def _text_pair(out: bytearray, v: tuple[str, str]) -> None:
     for s in v:
         _text(out, s)
@@ -129,4 +122,4 @@ def _nothing(out: bytearray, v: Any) -> None:
 
 # ``views.compare._family``'s families and their values' encodings
 _VALUES: dict[int, Callable[[bytearray, Any], None]] = {0: _number, 1: _nothing, 2: _text, 3: _text_pair, 4: _number, 5: _number,
-           6: _boolean, 7: _instant, 9: _nothing}
+           6: _boolean, 7: _number, 9: _nothing}

@@ -127,9 +127,12 @@ CATALOGUE: tuple[Literal, ...] = (
     lit("P1M", "yearMonthDuration"), lit("P1Y2M", "yearMonthDuration"),
     lit("P14M", "yearMonthDuration"), lit("P1D", "duration"), lit("P1M", "duration"),
     lit("P40D", "duration"),
+    # past Python's datetime: a tenth of a microsecond, 10,000 years, XSD 1.1's "1." seconds
+    lit("PT0.0000001S", "dayTimeDuration"), lit("PT0S", "dayTimeDuration"),
+    lit("P10000Y", "duration"), lit("PT1.S", "dayTimeDuration"), lit("PT1S", "duration"),
     # ill-typed literals and an unknown datatype
     lit("abc", "integer"), lit("1.5", "integer"), lit("tru", "boolean"), lit("x", "double"),
-    lit("2002-13-01", "date"), lit("1_0", "integer"), lit("2 ", "integer"), lit(" 1.5", "double"), lit("x", EX + "dt"), lit("y", EX + "dt"),
+    lit("2002-13-01", "date"), lit("\u0662\u0660\u0660\u0662-01-01", "date"), lit("1_0", "integer"), lit("2 ", "integer"), lit(" 1.5", "double"), lit("x", EX + "dt"), lit("y", EX + "dt"),
 )
 IRIS = tuple(URIRef(EX + n) for n in ("a", "b", "c", "d"))
 BNODES = (BNode("b1"), BNode("b2"))

@@ -34,6 +34,8 @@ EXTRA: tuple[Identifier, ...] = (
     lit("9999-12-31T23:00:00-05:00", "dateTime"), lit("0001-01-01T00:00:00", "dateTime"),
     lit("2002-01-01T24:00:00", "dateTime"), lit("2002-01-01T23:59:59.999999Z", "dateTime"),
     lit("P99999999999Y", "duration"), lit("-P1D", "dayTimeDuration"), lit("PT0S", "dayTimeDuration"),
+    lit("PT0.0000001S", "dayTimeDuration"), lit("-PT0.0000001S", "duration"), lit("PT.5S", "duration"),
+    lit("P10000Y", "yearMonthDuration"), lit("-P10000Y", "duration"), lit("P\u0661D", "duration"),
     lit("x", "boolean"), lit("", "integer"), lit("a", X + "anyURI"), lit("2002-01-01", "gYear"),
     URIRef("http://ex/a\x00"), URIRef("http://ex/"), URIRef("http://ex/é"), BNode("a"), BNode("a0"),
 )

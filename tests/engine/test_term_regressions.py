@@ -465,3 +465,45 @@ def test_a_number_with_whitespace_in_its_form_is_ill_typed() -> None:
     assert [r["s"] for r in rows] == [URIRef("http://ex/b")]
     cast = answers(":a :p 1 .", 'SELECT ?c { ?s :p ?o BIND(xsd:integer(" 12\\t") AS ?c) }')
     assert cast == [{"c": lit("12", "integer")}]
+
+
+def test_a_duration_holds_any_size_and_any_precision() -> None:
+    """XSD 1.1 §3.3.6: a duration's value is whole months and decimal
+    seconds, of any size. Through Python's datetime ``PT0.0000001S``
+    equalled ``PT0S``, ``P10000Y`` led past its years (an error), and
+    ``P400Y`` against 146,097 days and a microsecond lost the microsecond
+    to a double. ``PT1.S`` and ``PT.5S`` are seconds by XSD 1.1's
+    duSecondFrag. The rows are the spec's; pyoxigraph agrees with each."""
+    spans = {"a": "-PT0.0000001S", "b": "PT0S", "c": "PT.5S", "d": "PT1.S", "e": "P146097D",
+             "f": "P146097DT0.000001S", "g": "P10000Y"}
+    data = " ".join(f':{k} :p "{v}"^^xsd:duration .' for k, v in spans.items())
+    rows = answers(data, "SELECT ?s ?o { ?s :p ?o } ORDER BY ?o")
+    assert [str(r["s"])[-1] for r in rows] == ["a", "b", "c", "d", "e", "f", "g"]
+    rows = answers(data, 'SELECT ?s { ?s :p ?o FILTER(?o > "P400Y"^^xsd:duration) }')
+    assert sorted(str(r["s"])[-1] for r in rows) == ["f", "g"]
+    rows = answers(data, 'SELECT ?s { ?s :p ?o FILTER(?o = "PT0S"^^xsd:dayTimeDuration) }')
+    assert [str(r["s"])[-1] for r in rows] == ["b"]
+    rows = answers(data, 'SELECT ?s { ?s :p ?o FILTER(?o = "PT1S"^^xsd:dayTimeDuration) }')
+    assert [str(r["s"])[-1] for r in rows] == ["d"]
+
+
+def test_a_time_with_more_digits_than_a_decimal_context_holds_is_exact() -> None:
+    """Seconds to the 28th decimal place against a whole second: Python's
+    default decimal context (28 digits) rounded their sum with the day's
+    seconds, so the later instant equalled the earlier."""
+    data = (':a :p "2002-01-01T00:00:00.0000000000000000000000000001Z"^^xsd:dateTime . '
+            ':b :p "PT999999999999999999999999.000000000001S"^^xsd:dayTimeDuration .')
+    rows = answers(data, 'SELECT ?s { ?s :p ?o FILTER(?o > "2002-01-01T00:00:00Z"^^xsd:dateTime '
+                         '|| ?o > "PT999999999999999999999999S"^^xsd:dayTimeDuration) }')
+    assert sorted(str(r["s"])[-1] for r in rows) == ["a", "b"]
+
+
+def test_a_date_or_duration_spelled_with_other_digits_is_ill_typed() -> None:
+    """XSD's digits are 0–9 (§3.3.6.1, §D.2); Python's ``\\d`` and ``int``
+    take any Unicode decimal digit, so ``"٢٠٠٢-01-01"^^xsd:date`` equalled
+    2002's first of January."""
+    data = (':a :p "\u0662\u0660\u0660\u0662-01-01"^^xsd:date . :b :p "2002-01-01"^^xsd:date . '
+            ':c :p "P\u0661D"^^xsd:dayTimeDuration . :d :p "P1D"^^xsd:dayTimeDuration .')
+    rows = answers(data, 'SELECT ?s { ?s :p ?o FILTER(?o = "2002-01-01"^^xsd:date '
+                         '|| ?o = "PT24H"^^xsd:dayTimeDuration) }')
+    assert sorted(str(r["s"])[-1] for r in rows) == ["b", "d"]

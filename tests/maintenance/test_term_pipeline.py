@@ -146,3 +146,29 @@ def test_a_number_with_whitespace_in_its_form_is_ill_typed_in_sql(migrated: str)
     total = view_rows(engine, pod_consumer, "SELECT ?s (SUM(?v) AS ?t) { ?s :q ?v } GROUP BY ?s",
                       [data])
     assert total == [{"s": node("d")}]
+
+
+def test_durations_and_other_digits_through_the_sql_executor(migrated: str) -> None:
+    """Design note 213 through the rendered statements: MIN, MAX and ORDER
+    BY of durations read exact keys (``PT0.0000001S`` after ``PT0S``,
+    ``P10000Y`` last), and a date spelled with Arabic-Indic digits is
+    ill-typed, so a comparison drops it."""
+    engine = sa.create_engine(migrated)
+    pod_consumer = setup(engine)
+    spans = ["PT0S", "PT0.0000001S", "P10000Y", "-P1D"]
+    data = {(node(f"d{i}"), T, Literal(s, datatype=XSD.duration)) for i, s in enumerate(spans)}
+    data |= {(node("a"), P, Literal("\u0662\u0660\u0660\u0662-01-01", datatype=XSD.date)),
+             (node("b"), P, Literal("2002-01-01", datatype=XSD.date))}
+    ends = view_rows(engine, pod_consumer, "SELECT (MIN(?v) AS ?lo) (MAX(?v) AS ?hi) "
+                                           "{ ?s :t ?v }", [data])
+    assert ends == [{"lo": Literal(spans[3], datatype=XSD.duration),
+                     "hi": Literal(spans[2], datatype=XSD.duration)}]
+    ordered = view_rows(engine, pod_consumer, "SELECT ?v { ?s :t ?v } ORDER BY DESC(?v) LIMIT 3",
+                        [data])
+    assert [str(r["v"]) for r in ordered] == [spans[2], spans[1], spans[0]]
+    later = view_rows(engine, pod_consumer, 'SELECT ?s { ?s :t ?v FILTER(?v > "PT0S"^^xsd:duration) }',
+                      [data])
+    assert sorted(r["s"] for r in later) == [node("d1"), node("d2")]
+    dated = view_rows(engine, pod_consumer, 'SELECT ?s { ?s :p ?v FILTER(?v = "2002-01-01"^^xsd:date) }',
+                      [data])
+    assert [r["s"] for r in dated] == [node("b")]

@@ -147,3 +147,28 @@ def test_numbers_with_whitespace_lose_their_value(database: str) -> None:
     assert got == {b"s1": (None, stored_key(2, " 1 ", str(XSD.integer), None)),
                    b"n1": (1.0, None)}
     engine.dispose()
+
+
+def test_duration_keys_are_written_again_and_other_digits_lose_their_value(database: str) -> None:
+    """Migration 0038: a duration's key is the exact seconds it leads to
+    (``PT0.0000001S`` after ``PT0S``, ``P10000Y`` keyed at all), and a
+    dateTime spelled with Arabic-Indic digits loses the ``ts`` and the key
+    of a value it never had."""
+    upgrade(database, "0037")
+    engine = sa.create_engine(database)
+    forms = {b"d0": ("PT0S", XSD.dayTimeDuration), b"d1": ("PT0.0000001S", XSD.dayTimeDuration),
+             b"d2": ("P10000Y", XSD.duration),
+             b"a1": ("\u0662\u0660\u0660\u0662-01-01T00:00:00Z", XSD.dateTime)}
+    with engine.begin() as c:
+        for digest, (lexical, dt) in forms.items():
+            c.execute(sa.text("INSERT INTO terms (digest, kind, lexical, datatype, ts, sortkey) "
+                              "VALUES (:d, 2, :l, :dt, now(), :k)"),
+                      {"d": digest, "l": lexical, "dt": str(dt), "k": b"\x03\x07old"})
+    upgrade(database, "head")
+    with engine.connect() as c:
+        got = {bytes(r.digest): (r.ts, bytes(r.sortkey)) for r in c.execute(sa.text(
+            "SELECT digest, ts, sortkey FROM terms WHERE digest IN ('d0', 'd1', 'd2', 'a1')"))}
+    keys = {d: stored_key(2, lexical, str(dt), None) for d, (lexical, dt) in forms.items()}
+    assert {d: k for d, (_, k) in got.items()} == keys
+    assert got[b"a1"][0] is None and sorted(keys, key=keys.__getitem__)[:3] == [b"d0", b"d1", b"d2"]
+    engine.dispose()
