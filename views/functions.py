@@ -37,6 +37,7 @@ from views.terms import (
     numeric_type,
     numeric_value,
     promote,
+    shortest_single,
     to_kind,
 )
 
@@ -512,20 +513,24 @@ def _cast_string(a: Identifier) -> Literal:
     try:
         if isinstance(a, Literal) and a.datatype == XSD.boolean:
             return Literal("true" if _cast_boolean(a) == boolean(True) else "false")
-        if numeric_type(a) is not None:
-            return Literal(canonical_number(numeric_value(a)))
+        if (kind := numeric_type(a)) is not None:
+            return Literal(canonical_number(numeric_value(a), kind))
     except ExprError:
         pass  # ill-typed: its lexical form
     return Literal(str(a))
 
 
-def canonical_number(v: object) -> str:
+def canonical_number(v: object, kind: URIRef | None = None) -> str:
     """The XPath string of a number (F&O 3.1 §19.1.2.2, the xsd:string cast,
-    SPARQL 1.1 §17.5): a double from 1e-6 up to 1e6 as a decimal, others in
-    the XSD canonical form with an exponent.
+    SPARQL 1.1 §17.5): a double or a float from 1e-6 up to 1e6 as a
+    decimal, others in the XSD canonical form with an exponent; a double's
+    digits its shortest, a float's (``kind`` xsd:float) ``shortest_single``'s.
 
     >>> [canonical_number(x) for x in (1.0, 0.00001, 1e10, 1.2345678912e-7, -0.0, 1.50)]
     ['1', '0.00001', '1.0E10', '1.2345678912E-7', '-0', '1.5']
+    >>> from views.terms import single
+    >>> canonical_number(single(0.1)), canonical_number(single(0.1), XSD.float)
+    ('0.10000000149011612', '0.1')
     """
     if isinstance(v, int):
         return str(v)
@@ -536,7 +541,7 @@ def canonical_number(v: object) -> str:
             return "INF" if v > 0 else "-INF"
         if v == 0:
             return "-0" if math.copysign(1, v) < 0 else "0"
-        d = Decimal(repr(v))
+        d = shortest_single(v) if kind == XSD.float else Decimal(repr(v))
         if Decimal("0.000001") <= abs(d) < 1_000_000:
             return _decimal_string(d)
         sign, digits, exp = d.normalize().as_tuple()

@@ -44,8 +44,9 @@ from views.normalize import normalize
 # REPLACE as XPath says, xsd:float single precision (design note 210); 5:
 # dateTimes of any year and precision (design note 211); 6: no whitespace in a
 # number's lexical form (design note 212); 7: durations of any size and
-# precision, ASCII digits in dates and durations (design note 213)
-SEMANTICS = 7
+# precision, ASCII digits in dates and durations (design note 213); 8: a
+# computed float written with its own shortest digits (design note 214)
+SEMANTICS = 8
 
 
 # ------------------------------------------------------------------ nodes

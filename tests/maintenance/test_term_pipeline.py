@@ -117,7 +117,7 @@ def test_floats_and_datetimes_past_pythons_through_the_sql_executor(migrated: st
     assert [r["s"] for r in above] == [node("f2")]
     total = view_rows(engine, pod_consumer, "SELECT (SUM(?v) AS ?t) { ?s :q ?v }", [floats])
     assert total == [{"t": make_numeric(single(0.1) + single(0.2), XSD.float)}]
-    assert str(total[0]["t"]) == "0.30000001192092896"
+    assert str(total[0]["t"]) == "0.3"  # the float's own shortest digits (note 214)
     stamps = ["2002-01-01T00:00:00Z", "2002-01-01T00:00:00.0000001Z", "10000-01-01T00:00:00Z",
               "0000-01-01T00:00:00Z"]
     times = {(node(f"t{i}"), T, Literal(s, datatype=XSD.dateTime)) for i, s in enumerate(stamps)}

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from rdflib import XSD, URIRef
 
 from views.aggregates import nearest_double
-from views.terms import EXACT, make_numeric
+from views.terms import EXACT, make_numeric, single
 
 
 def _doubles(rng: random.Random) -> list[float]:
@@ -56,16 +56,24 @@ def test_a_double_is_written_as_the_interpreter_writes_it(migrated: str) -> None
 
 
 def test_a_float_is_written_as_the_interpreter_writes_it(migrated: str) -> None:
-    """Migration 0035's ``pv_float_lexical``: a double rounded to the nearest
-    float (overflow to INF and underflow to a signed zero, where Postgres's
-    cast raises) and written as ``make_numeric`` writes an xsd:float
-    (Python's ``struct`` rounds)."""
+    """Migrations 0035 and 0039: ``pv_float_lexical``, a double rounded to
+    the nearest float (overflow to INF and underflow to a signed zero,
+    where Postgres's cast raises) and written as ``make_numeric`` writes an
+    xsd:float: its shortest digits (``shortest_single``, Python's exact
+    decimals; Postgres's float4 text), as a double's. Beside random bit
+    patterns, the floats at and next to short decimals of every magnitude,
+    where a shorter decimal halfway between two floats is to be passed by."""
     rng = random.Random(210)
     top, tiny = 3.4028234663852886e38, 2.0 ** -149
     edges = [top, -top, 3.4028235677973366e38, 3.4028235677973362e38, 1e39, tiny, tiny / 2,
-             tiny * 0.5000001, -tiny / 2, 1e-46, 16777217.0, 0.1, 0.30000000447034836]
+             tiny * 0.5000001, -tiny / 2, 1e-46, 16777217.0, 0.1, 0.30000000447034836,
+             1.5e10, 1.5000001e10]
     floats = [struct.unpack("f", struct.pack("I", rng.getrandbits(32)))[0] for _ in range(20000)]
-    _written_alike(migrated, "pv_float_lexical", _doubles(rng) + edges + floats, XSD.float)
+    near = [struct.unpack("f", struct.pack("I", bits + step))[0]
+            for j in range(-45, 39, 3) for k in rng.sample(range(1, 10000), 40)
+            if 0 < (bits := struct.unpack("I", struct.pack("f", single(float(f"{k}e{j}"))))[0]) < 0x7F7FFFFF
+            for step in (-1, 0, 1)]
+    _written_alike(migrated, "pv_float_lexical", _doubles(rng) + edges + floats + near, XSD.float)
 
 
 def test_a_decimal_is_written_as_the_interpreter_writes_it(migrated: str) -> None:
