@@ -22,7 +22,7 @@ from rdflib.term import BNode, Identifier, Literal, URIRef
 
 from views import xsregex
 from views.compare import compare, date_value, datetime_value, equals, same_term
-from views.iris import resolve
+from views.iris import is_absolute, resolve
 from views.moments import Moment
 from views.terms import (
     EXACT,
@@ -166,13 +166,23 @@ def _datatype(a: Identifier) -> URIRef:
     return datatype_of(a)
 
 
+# what SPARQL's IRIREF (§19.8) and RFC 3987 keep out of an IRI
+_NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\]')
+
+
 @fn("IRI", "URI")
 def _iri(a: Identifier, base: Identifier | None = None) -> URIRef:
+    """IRI(str) (SPARQL 1.1 §17.4.2.8): the string resolved against the
+    query's base; it "must result in an absolute IRI", so a relative result
+    (no base) or one with a character no IRI holds is an error."""
     if isinstance(a, URIRef):
         return a
-    if is_plain_string(a):
-        return URIRef(resolve(str(a), str(base)) if base is not None else str(a))
-    raise ExprError("IRI of a non-string")
+    if not is_plain_string(a):
+        raise ExprError("IRI of a non-string")
+    iri = resolve(str(a), str(base)) if base is not None else str(a)
+    if not is_absolute(iri) or _NOT_IN_IRI.search(iri):
+        raise ExprError(f"not an absolute IRI: {iri!r}")
+    return URIRef(iri)
 
 
 @fn("LANGMATCHES")

@@ -524,3 +524,16 @@ def test_a_float_is_written_with_its_own_shortest_digits() -> None:
         (lit("123456.7"), lit("41152.234", "float"))]
     total = answers(data, "SELECT (SUM(?o) AS ?t) { ?s :p ?o FILTER(?o < 1) }")
     assert total == [{"t": lit("0.3", "float")}]
+
+
+def test_iri_of_a_string_that_is_no_absolute_iri_is_an_error() -> None:
+    """SPARQL 1.1 §17.4.2.8: IRI's result "must result in an absolute IRI".
+    ``IRI("a b")`` was the IRI ``<a b>`` (a space: no IRI holds one) and,
+    without a base, ``IRI("rel")`` the relative ``<rel>``; both are errors,
+    as in pyoxigraph. With a base the relative one resolves."""
+    data = ':a :p "a b" . :b :p "http://ex/c" . :c :p "rel" . :d :p "http://ex/{x}" .'
+    query = "SELECT ?s ?i { ?s :p ?o BIND(IRI(?o) AS ?i) } ORDER BY ?s"
+    rows = answers(data, query)
+    assert [r.get("i") for r in rows] == [None, URIRef("http://ex/c"), None, None]
+    rows = answers(data, "BASE <http://ex/base/> " + query)
+    assert [r.get("i") for r in rows] == [None, URIRef("http://ex/c"), URIRef("http://ex/base/rel"), None]
