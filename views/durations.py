@@ -95,3 +95,34 @@ def duration_key(d: Duration) -> Decimal:
 
 def _cmp(x: Decimal, y: Decimal) -> int:
     return (x > y) - (x < y)
+
+
+def canonical_duration(lexical: str, datatype: URIRef) -> str:
+    """The canonical form of a duration (XSD 1.1 §3.3.6.2,
+    durationCanonicalMap; F&O 3.1 §19.1.2.2 casts to a string so): months
+    as years and months, seconds as days, hours, minutes and seconds, zero
+    parts left out, zero itself ``PT0S`` (``P0M`` for a yearMonthDuration,
+    §3.4.26.2); an ExprError when ill-typed.
+
+    >>> canonical_duration("-P1DT25H", XSD.dayTimeDuration), canonical_duration("P1Y13M", XSD.duration)
+    ('-P2DT1H', 'P2Y1M')
+    >>> canonical_duration("-PT0S", XSD.duration), canonical_duration("P0Y", XSD.yearMonthDuration)
+    ('PT0S', 'P0M')
+    """
+    months, seconds = duration_of(lexical, datatype)
+    if not months and not seconds:
+        return "P0M" if datatype == XSD.yearMonthDuration else "PT0S"
+    out = "-P" if months < 0 or seconds < 0 else "P"
+    years, months = divmod(abs(months), 12)
+    out += (f"{years}Y" if years else "") + (f"{months}M" if months else "")
+    whole = int(seconds.copy_abs())  # exact (abs() rounds to the context)
+    fraction = EXACT.subtract(seconds.copy_abs(), Decimal(whole))
+    minutes, second = divmod(whole, 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    out += f"{days}D" if days else ""
+    rest = EXACT.add(Decimal(second), fraction)
+    if hours or minutes or rest:
+        out += ("T" + (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "")
+                + (f"{format(rest.normalize(EXACT), 'f')}S" if rest else ""))
+    return out

@@ -22,8 +22,9 @@ from rdflib.term import BNode, Identifier, Literal, URIRef
 
 from views import xsregex
 from views.compare import compare, date_value, datetime_value, equals, same_term
+from views.durations import DURATION_TYPES, canonical_duration
 from views.iris import is_absolute, resolve
-from views.moments import Moment
+from views.moments import Moment, canonical_date, canonical_datetime, canonical_moment, moment_of
 from views.terms import (
     EXACT,
     ExprError,
@@ -516,8 +517,9 @@ for _n, _a in (("MD5", "md5"), ("SHA1", "sha1"), ("SHA256", "sha256"), ("SHA384"
 
 
 def _cast_string(a: Identifier) -> Literal:
-    """xsd:string(a) (SPARQL 1.1 §17.5): a number or boolean's canonical form;
-    any other literal (an ill-typed one too: it has no value) or IRI, its text."""
+    """xsd:string(a) (SPARQL 1.1 §17.5, F&O 3.1 §19.1.2): the canonical form
+    of a number, a boolean, a dateTime, a date or a duration; any other
+    literal (an ill-typed one too: it has no value) or IRI, its text."""
     if isinstance(a, BNode):
         raise ExprError("cast of a blank node")
     try:
@@ -525,6 +527,12 @@ def _cast_string(a: Identifier) -> Literal:
             return Literal("true" if _cast_boolean(a) == boolean(True) else "false")
         if (kind := numeric_type(a)) is not None:
             return Literal(canonical_number(numeric_value(a), kind))
+        if isinstance(a, Literal) and a.datatype == XSD.dateTime:
+            return Literal(canonical_datetime(str(a)))
+        if isinstance(a, Literal) and a.datatype == XSD.date:
+            return Literal(canonical_date(str(a)))
+        if isinstance(a, Literal) and a.datatype in DURATION_TYPES:
+            return Literal(canonical_duration(str(a), a.datatype))
     except ExprError:
         pass  # ill-typed: its lexical form
     return Literal(str(a))
@@ -605,21 +613,14 @@ def _cast_boolean(a: Identifier) -> Literal:
 
 
 def _cast_datetime(a: Identifier) -> Literal:
-    if isinstance(a, Literal) and a.datatype == XSD.date:  # XPath §19.1.5: midnight
-        date_value(a)
-        zone = _zone_of(str(a))
-        day = str(a)[:len(str(a)) - len(zone)]
-        return Literal(f"{day}T00:00:00{zone}", datatype=XSD.dateTime)
+    """xsd:dateTime(a): a date's midnight (F&O 3.1 §19.1.5), a dateTime or
+    a string's value, in the canonical form (``24:00:00`` the next day's
+    midnight, a zero offset ``Z``) as a computed number is."""
+    if isinstance(a, Literal) and a.datatype == XSD.date:
+        return Literal(canonical_moment(date_value(a)), datatype=XSD.dateTime)
     if isinstance(a, Literal) and (a.datatype == XSD.dateTime or is_plain_string(a)):
-        out = Literal(str(a).strip(XML_SPACE), datatype=XSD.dateTime)
-        datetime_value(out)
-        return out
+        return Literal(canonical_moment(moment_of(str(a).strip(XML_SPACE))), datatype=XSD.dateTime)
     raise ExprError("cast to dateTime")
-
-
-def _zone_of(lexical: str) -> str:
-    m = re.search(r"(Z|[+-][0-9][0-9]:[0-9][0-9])$", lexical)
-    return m.group(1) if m else ""
 
 
 FUNCTIONS[str(XSD.string)] = _cast_string

@@ -142,3 +142,51 @@ def date_moment_of(lexical: str) -> Moment:
     if not (1 <= month <= 12 and 1 <= day <= _days_in(year, month)):
         raise ExprError("ill-typed date")
     return Moment(year, month, day, 0, 0, Decimal(0), _zone(tz))
+
+
+def canonical_datetime(lexical: str) -> str:
+    """The canonical form of an xsd:dateTime (XSD 1.1 §3.3.7.2,
+    dateTimeCanonicalMap; F&O 3.1 §19.1.2.2 casts to a string so): 24:00:00
+    as the next day's midnight, seconds without trailing zeros, a zero
+    offset as ``Z``; an ExprError when ill-typed.
+
+    >>> canonical_datetime("2002-01-01T24:00:00.000-00:00"), canonical_datetime("-0001-02-03T04:05:06.70+05:30")
+    ('2002-01-02T00:00:00Z', '-0001-02-03T04:05:06.7+05:30')
+    """
+    return canonical_moment(moment_of(lexical))
+
+
+def canonical_moment(m: Moment) -> str:
+    """A moment's canonical dateTime form (``canonical_datetime``)."""
+    return f"{_day(m)}T{m.hour:02d}:{m.minute:02d}:{_seconds(m.second)}{_offset(m.tz)}"
+
+
+def canonical_date(lexical: str) -> str:
+    """The canonical form of an xsd:date (XSD 1.1 §3.3.9.2): a zero offset
+    as ``Z``; an ExprError when ill-typed.
+
+    >>> canonical_date("12345-06-07+00:00"), canonical_date("0000-01-01")
+    ('12345-06-07Z', '0000-01-01')
+    """
+    m = date_moment_of(lexical)
+    return _day(m) + _offset(m.tz)
+
+
+def _day(m: Moment) -> str:
+    year = f"{'-' if m.year < 0 else ''}{abs(m.year):04d}"
+    return f"{year}-{m.month:02d}-{m.day:02d}"
+
+
+def _seconds(s: Decimal) -> str:
+    whole = int(s)
+    if s == whole:
+        return f"{whole:02d}"
+    return f"{whole:02d}." + format(EXACT.subtract(s, Decimal(whole)), "f").split(".")[1].rstrip("0")
+
+
+def _offset(tz: int | None) -> str:
+    if tz is None:
+        return ""
+    if tz == 0:
+        return "Z"
+    return f"{'-' if tz < 0 else '+'}{abs(tz) // 60:02d}:{abs(tz) % 60:02d}"

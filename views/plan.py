@@ -45,8 +45,9 @@ from views.normalize import normalize
 # dateTimes of any year and precision (design note 211); 6: no whitespace in a
 # number's lexical form (design note 212); 7: durations of any size and
 # precision, ASCII digits in dates and durations (design note 213); 8: a
-# computed float written with its own shortest digits (design note 214)
-SEMANTICS = 8
+# computed float written with its own shortest digits (design note 214); 9: a
+# dateTime, date or duration cast to a string in its canonical form (note 216)
+SEMANTICS = 9
 
 
 # ------------------------------------------------------------------ nodes

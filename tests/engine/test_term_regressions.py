@@ -537,3 +537,30 @@ def test_iri_of_a_string_that_is_no_absolute_iri_is_an_error() -> None:
     assert [r.get("i") for r in rows] == [None, URIRef("http://ex/c"), None, None]
     rows = answers(data, "BASE <http://ex/base/> " + query)
     assert [r.get("i") for r in rows] == [None, URIRef("http://ex/c"), URIRef("http://ex/base/rel"), None]
+
+
+def test_a_date_time_or_duration_cast_to_a_string_is_its_canonical_form() -> None:
+    """F&O 3.1 §19.1.2.2: a cast to xsd:string writes the value's canonical
+    form (XSD 1.1 §3.3.6.2, §3.3.7.2, §3.3.9.2), as it already did for
+    numbers and booleans; the text was the literal's own form, so
+    ``xsd:string("PT90M"^^xsd:dayTimeDuration)`` was ``"PT90M"``, not
+    ``"PT1H30M"``. A cast to xsd:dateTime writes the canonical form too.
+    STR keeps the lexical form. The strings are pyoxigraph's."""
+    forms = {"a": ('"2002-01-01T24:00:00.000-00:00"^^xsd:dateTime', "2002-01-02T00:00:00Z"),
+             "b": ('"2002-01-01T10:00:05.10+05:30"^^xsd:dateTime', "2002-01-01T10:00:05.1+05:30"),
+             "c": ('"2002-01-01+00:00"^^xsd:date', "2002-01-01Z"),
+             "d": ('"PT90M"^^xsd:dayTimeDuration', "PT1H30M"),
+             "e": ('"-P1DT25H"^^xsd:dayTimeDuration', "-P2DT1H"),
+             "f": ('"P1Y13M"^^xsd:yearMonthDuration', "P2Y1M"),
+             "g": ('"P0Y"^^xsd:yearMonthDuration', "P0M"),
+             "h": ('"-PT0.50S"^^xsd:duration', "-PT0.5S"),
+             "i": ('"P1DT0.000S"^^xsd:duration', "P1D")}
+    data = " ".join(f":{k} :p {v} ." for k, (v, _) in forms.items())
+    rows = answers(data, "SELECT ?s ?text ?lex { ?s :p ?o BIND(xsd:string(?o) AS ?text) "
+                         "BIND(STR(?o) AS ?lex) } ORDER BY ?s")
+    assert [str(r["text"]) for r in rows] == [text for _, text in forms.values()]
+    assert [str(r["lex"]) for r in rows] == [v.split('"')[1] for v, _ in forms.values()]
+    cast = answers(data, "SELECT ?t { ?s :p ?o FILTER(?s IN (:a, :c)) BIND(xsd:dateTime(?o) AS ?t) } "
+                         "ORDER BY ?t")
+    assert cast == [{"t": lit("2002-01-01T00:00:00Z", "dateTime")},
+                    {"t": lit("2002-01-02T00:00:00Z", "dateTime")}]
