@@ -27,9 +27,17 @@ def parsed(text: str, update: bool = False) -> Any:
     """rdflib's parse tree of a query (an update), refused as
     ``SparqlSyntaxError`` where it breaks a rule rdflib does not check: a
     ``\\u`` escape naming half a character (§19.2: a surrogate is no code
-    point of a string), and the scope and grouping rules (``views.scope``).
+    point of a string) or past the last (``\\U00110000``, where rdflib
+    raised ValueError), and the scope and grouping rules (``views.scope``).
     rdflib's own syntax errors are ``ParseException``s."""
-    text = grammar.expandUnicodeEscapes(text)  # once: what parseQuery / parseUpdate do first
+    try:
+        text = grammar.expandUnicodeEscapes(text)  # once: what parseQuery / parseUpdate do first
+    except ValueError:
+        offset = next((m.start() for m in _LONG_ESCAPE.finditer(text)
+                       if int(m.group(1), 16) > 0x10FFFF), 0)
+        line = text.count("\n", 0, offset) + 1
+        raise SparqlSyntaxError("a \\U escape names no code point (past U+10FFFF, SPARQL 1.1 "
+                                "§19.2)", line, offset - text.rfind("\n", 0, offset)) from None
     if _SURROGATE.search(text):
         raise SparqlSyntaxError("a \\u escape names a surrogate, not a character "
                                 "(SPARQL 1.1 §19.2)", 1, 1)
@@ -40,6 +48,7 @@ def parsed(text: str, update: bool = False) -> Any:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_LONG_ESCAPE = re.compile(r"\\U([0-9A-Fa-f]{8})")
 
 
 def _as(old: ParserElement, new: ParserElement) -> ParserElement:

@@ -21,6 +21,15 @@ def test_syntax_error_points_at_the_fault() -> None:
     assert e.value.line == 1
 
 
+def test_an_escape_past_the_last_code_point_is_a_syntax_error() -> None:
+    """``\\U00110000`` names no character (SPARQL 1.1 §19.2): rdflib's
+    escape expansion raised ValueError, a 500 at ``POST /views`` and at a
+    SPARQL Update PATCH (found by mutating the W3C queries)."""
+    with pytest.raises(SparqlSyntaxError) as e:
+        compile_query('SELECT * {\n ?s ?p "a\\U00110000" }')
+    assert (e.value.line, e.value.column) == (2, 10)
+
+
 @pytest.mark.parametrize(("query", "feature"), [
     ("SELECT * { GRAPH ?g { GRAPH ?h { ?s ?p ?o } } }", "GRAPH nested in another GRAPH"),
     ("SELECT * { SERVICE <http://e/> { ?s ?p ?o } }", "SERVICE"),
