@@ -20,7 +20,7 @@ import re2
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
-from views import xsregex
+from views import langtags, xsregex
 from views.compare import compare, date_value, datetime_value, equals, same_term
 from views.durations import DURATION_TYPES, canonical_duration
 from views.iris import is_absolute, resolve
@@ -205,7 +205,9 @@ def _strdt(a: Identifier, d: Identifier) -> Literal:
 
 @fn("STRLANG")
 def _strlang(a: Identifier, lang: Identifier) -> Literal:
-    if not is_plain_string(a) or not is_plain_string(lang) or not str(lang):
+    """STRLANG (§17.4.3.10): the tag must be a well-formed BCP 47 one (RDF
+    1.1 §3.3), else an error."""
+    if not is_plain_string(a) or not is_plain_string(lang) or not langtags.well_formed(str(lang)):
         raise ExprError("STRLANG arguments")
     return Literal(str(a), lang=str(lang))
 

@@ -46,8 +46,9 @@ from views.normalize import normalize
 # number's lexical form (design note 212); 7: durations of any size and
 # precision, ASCII digits in dates and durations (design note 213); 8: a
 # computed float written with its own shortest digits (design note 214); 9: a
-# dateTime, date or duration cast to a string in its canonical form (note 216)
-SEMANTICS = 9
+# dateTime, date or duration cast to a string in its canonical form (note 216);
+# 10: STRLANG takes well-formed BCP 47 tags only (note 218)
+SEMANTICS = 10
 
 
 # ------------------------------------------------------------------ nodes

@@ -221,6 +221,23 @@ def test_a_label_in_two_insert_data_operations_is_refused() -> None:
         sparql_update(body, BASE)
 
 
+@pytest.mark.parametrize(("body", "tag"), [
+    ('INSERT DATA { <http://e/a> <http://e/p> "x"@abcdefghi }', "abcdefghi"),  # nine letters
+    ('PREFIX : <http://e/> INSERT { :a :p "x"@en-a } WHERE {}', "en-a"),  # an empty extension
+    (("@prefix solid: <http://www.w3.org/ns/solid/terms#>. _:r a solid:InsertDeletePatch; "
+     'solid:inserts { <http://e/a> <http://e/p> "x"@abcdefghi }.'), "abcdefghi"),
+])
+def test_a_patch_inserting_a_tag_that_is_not_bcp47_is_refused(body: str, tag: str) -> None:
+    """RDF 1.1 §3.3: a language tag is a well-formed BCP 47 one. rdflib's
+    SPARQL and N3 parsers take any LANGTAG token, so a PATCH stored what a
+    PUT's parser (pyoxigraph) refuses; now it is 400 (design note 218)."""
+    with pytest.raises(ValueError):
+        ox.Literal("x", language=tag)
+    with pytest.raises(BadPatch, match=f"'{tag}' is not BCP 47"):
+        change = (n3_patch if "solid:" in body else sparql_update)(body, BASE)
+        change.diff(TermTable.of(set()))  # type: ignore[union-attr]
+
+
 def test_a_where_update_deletes_every_solutions_triples_before_inserting() -> None:
     """SPARQL 1.1 Update §3.1.3: all deletions, then all insertions — one
     solution's deletion never takes away another's insertion (rdflib's own

@@ -564,3 +564,13 @@ def test_a_date_time_or_duration_cast_to_a_string_is_its_canonical_form() -> Non
                          "ORDER BY ?t")
     assert cast == [{"t": lit("2002-01-01T00:00:00Z", "dateTime")},
                     {"t": lit("2002-01-02T00:00:00Z", "dateTime")}]
+
+
+def test_strlang_with_a_tag_that_is_not_bcp47_is_an_error() -> None:
+    """RDF 1.1 §3.3: a language tag is a well-formed BCP 47 one; STRLANG
+    made ``"a"@abcdefghi`` (nine letters), which no parser of RDF reads
+    back. pyoxigraph errs too."""
+    data = ':a :p "abcdefghi" . :b :p "en-GB" . :c :p "x-whatever" . :d :p "en-a" .'
+    rows = answers(data, 'SELECT ?s ?t { ?s :p ?o BIND(STRLANG("x", ?o) AS ?t) } ORDER BY ?s')
+    assert [r.get("t") for r in rows] == [None, lit("x", lang="en-GB"), lit("x", lang="x-whatever"),
+                                          None]

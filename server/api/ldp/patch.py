@@ -18,7 +18,7 @@ from rdflib.store import Store
 from rdflib.term import BNode, Identifier, Node, Variable
 
 from server.api.ldp import data_update, offload
-from server.api.ldp.rdf import Triple
+from server.api.ldp.rdf import Triple, unwritable
 from server.errors import BadRequest, Conflict, OverLimit, Unprocessable
 from storage.terms import Position, TermTable
 from views.grammar import parsed
@@ -158,7 +158,7 @@ def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
             raise Conflict(f"{len(missing)} triple(s) of solid:deletes are not in the resource")
         added = {t for t in (_bind(t, binding) for t in made) if t[0][0] != LITERAL
                  and t[1][0] == IRI}  # an instance that is no RDF is left out, as in ``_rdf``
-        return TermTable.of_fields(added - current), TermTable.of_fields(gone - added)
+        return _writable(TermTable.of_fields(added - current)), TermTable.of_fields(gone - added)
 
     return Patched(diff, _needs(bool(where), bool(inserts), bool(deletes)))
 
@@ -269,8 +269,9 @@ def sparql_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
         ids = [at.setdefault(f, len(at)) for f in table.terms]
         last.update(dict.fromkeys([(ids[s], ids[p], ids[o]) for s, p, o in table.triples], sign))
     terms = list(at)
-    return DataChange(*(TermTable.taking(terms, [t for t, s in last.items() if s == sign])
-                        for sign in (1, -1)))
+    inserts, deletes = (TermTable.taking(terms, [t for t, s in last.items() if s == sign])
+                        for sign in (1, -1))
+    return DataChange(_writable(inserts), deletes)
 
 
 def _rdflib_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
@@ -356,7 +357,19 @@ def _evaluated(body: str, base: str, steps: int, table: TermTable) -> Diff:
         raise BadPatch(f"SPARQL Update failed: {e}") from None
     # the store's own set: read through the graph, every triple spent the budget, and an
     # update of a resource of more triples than the budget was refused however selective
-    return TermTable.of(store.all - current), TermTable.of(current - store.all)
+    return _writable(TermTable.of(store.all - current)), TermTable.of(current - store.all)
+
+
+def _writable(inserted: TermTable) -> TermTable:
+    """``inserted``, refused (400) when it holds a term that is no RDF
+    (``rdf.unwritable``): a PUT's parser refuses it, so a PATCH does too."""
+    bad = unwritable(inserted)
+    if bad is not None:
+        _, text, datatype, lang = bad
+        what = (f"language tag {lang!r} is not BCP 47" if lang else
+                f"IRI {datatype or text!r} is not an absolute IRI")
+        raise BadPatch(f"the patch inserts a term that is no RDF: its {what}")
+    return inserted
 
 
 def _apply(g: Graph, update: Any) -> None:

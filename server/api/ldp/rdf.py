@@ -221,8 +221,8 @@ def write(table: TermTable, media: str) -> bytes:
     wrote a 64k-triple document in 1.0–2.4 s and pyoxigraph writes it in
     0.03–0.04 s (design note 204). A term pyoxigraph refuses to make (a
     language subtag of over eight letters, an IRI with a space: rdflib's
-    SPARQL Update parser lets such terms in) makes rdflib write the whole
-    body, as before."""
+    SPARQL Update parser let such terms in before a PATCH refused them,
+    design note 218) makes rdflib write the whole body, as before."""
     try:
         made: list[Any] = [_term(f) for f in table.terms]
         out = [ox.Triple(made[s], made[p], made[o]) for s, p, o in table.triples]
@@ -272,6 +272,18 @@ def _extended(ns: str, spaces: list[str]) -> bool:
 
 def _namespace(iri: str) -> str:
     return iri[:max(iri.rfind("#"), iri.rfind("/")) + 1]
+
+
+def unwritable(table: TermTable) -> TermFields | None:
+    """A term of ``table`` that is no RDF term pyoxigraph makes (an IRI with
+    a space, a language tag that is not BCP 47: what a PUT's parser
+    refuses, and rdflib's SPARQL Update and N3 parsers let in), or None."""
+    for f in table.terms:
+        try:
+            _term(f)
+        except ValueError:
+            return f
+    return None
 
 
 def _term(f: TermFields) -> ox.NamedNode | ox.BlankNode | ox.Literal:
