@@ -121,13 +121,20 @@ def test_floats_and_datetimes_past_pythons_through_the_sql_executor(migrated: st
     stamps = ["2002-01-01T00:00:00Z", "2002-01-01T00:00:00.0000001Z", "10000-01-01T00:00:00Z",
               "0000-01-01T00:00:00Z"]
     times = {(node(f"t{i}"), T, Literal(s, datatype=XSD.dateTime)) for i, s in enumerate(stamps)}
+    _ordered_in_sql(engine, pod_consumer, times, [Literal(stamps[i], datatype=XSD.dateTime)
+                                                  for i in (3, 0, 1, 2)])
+
+
+def _ordered_in_sql(engine: sa.Engine, pod_consumer: tuple[int, int], data: set[tuple],
+                    ascending: list[Literal]) -> None:
+    """MIN, MAX and ORDER BY DESC … LIMIT 3 of ``:t``'s objects in ``data``
+    (rendered: the dictionary's sort keys) are those of ``ascending``."""
     ends = view_rows(engine, pod_consumer, "SELECT (MIN(?v) AS ?lo) (MAX(?v) AS ?hi) "
-                                           "{ ?s :t ?v }", [times])
-    assert ends == [{"lo": Literal(stamps[3], datatype=XSD.dateTime),
-                     "hi": Literal(stamps[2], datatype=XSD.dateTime)}]
+                                           "{ ?s :t ?v }", [data])
+    assert ends == [{"lo": ascending[0], "hi": ascending[-1]}]
     ordered = view_rows(engine, pod_consumer, "SELECT ?v { ?s :t ?v } ORDER BY DESC(?v) LIMIT 3",
-                        [times])
-    assert [str(r["v"]) for r in ordered] == [stamps[2], stamps[1], stamps[0]]
+                        [data])
+    assert [r["v"] for r in ordered] == ascending[::-1][:3]
 
 
 def test_a_number_with_whitespace_in_its_form_is_ill_typed_in_sql(migrated: str) -> None:
@@ -159,13 +166,8 @@ def test_durations_and_other_digits_through_the_sql_executor(migrated: str) -> N
     data = {(node(f"d{i}"), T, Literal(s, datatype=XSD.duration)) for i, s in enumerate(spans)}
     data |= {(node("a"), P, Literal("\u0662\u0660\u0660\u0662-01-01", datatype=XSD.date)),
              (node("b"), P, Literal("2002-01-01", datatype=XSD.date))}
-    ends = view_rows(engine, pod_consumer, "SELECT (MIN(?v) AS ?lo) (MAX(?v) AS ?hi) "
-                                           "{ ?s :t ?v }", [data])
-    assert ends == [{"lo": Literal(spans[3], datatype=XSD.duration),
-                     "hi": Literal(spans[2], datatype=XSD.duration)}]
-    ordered = view_rows(engine, pod_consumer, "SELECT ?v { ?s :t ?v } ORDER BY DESC(?v) LIMIT 3",
-                        [data])
-    assert [str(r["v"]) for r in ordered] == [spans[2], spans[1], spans[0]]
+    _ordered_in_sql(engine, pod_consumer, data, [Literal(spans[i], datatype=XSD.duration)
+                                                 for i in (3, 0, 1, 2)])
     later = view_rows(engine, pod_consumer, 'SELECT ?s { ?s :t ?v FILTER(?v > "PT0S"^^xsd:duration) }',
                       [data])
     assert sorted(r["s"] for r in later) == [node("d1"), node("d2")]

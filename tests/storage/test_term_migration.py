@@ -101,30 +101,44 @@ def test_float_terms_are_revalued_as_single_precision(database: str) -> None:
     engine.dispose()
 
 
-def test_datetime_sort_keys_are_written_again_as_exact_seconds(database: str) -> None:
-    """Migration 0036: a dateTime's or a date's key is its exact seconds
-    (``views.sortkey``), whatever 0029 wrote (here none, and an old 8-byte
-    form), so ``…:00.0000001Z`` sorts after ``…:00Z`` and year 10000 after
-    9999 in a rendered ORDER BY, MIN and MAX."""
-    upgrade(database, "0035")
+Forms = dict[bytes, tuple[str, URIRef]]
+
+
+def _upgraded(database: str, before: str, forms: Forms) -> dict[bytes, sa.Row]:  # type: ignore[type-arg]
+    """The dictionary rows of ``forms`` (digest: lexical form, datatype) as
+    the code at revision ``before`` left them (an old key, a ``ts``), read
+    after upgrading to head, and each the key ``stored_key`` writes."""
+    upgrade(database, before)
     engine = sa.create_engine(database)
-    forms = {b"t0": ("2002-01-01T00:00:00Z", XSD.dateTime),
-             b"t1": ("2002-01-01T00:00:00.0000001Z", XSD.dateTime),
-             b"t2": ("10000-01-01T00:00:00Z", XSD.dateTime), b"t3": ("-0001-12-31", XSD.date)}
     with engine.begin() as c:
         for digest, (lexical, dt) in forms.items():
-            c.execute(sa.text("INSERT INTO terms (digest, kind, lexical, datatype, sortkey) "
-                              "VALUES (:d, 2, :l, :dt, :k)"),
+            c.execute(sa.text("INSERT INTO terms (digest, kind, lexical, datatype, ts, sortkey) "
+                              "VALUES (:d, 2, :l, :dt, now(), :k)"),
                       {"d": digest, "l": lexical, "dt": str(dt), "k": b"\x03\x04old"})
     upgrade(database, "head")
     with engine.connect() as c:
-        order = [bytes(r.digest) for r in c.execute(sa.text(
-            "SELECT digest FROM terms WHERE digest IN ('t0', 't1', 't2', 't3') ORDER BY sortkey"))]
-        keys = {bytes(r.digest): bytes(r.sortkey) for r in c.execute(sa.text(
-            "SELECT digest, sortkey FROM terms WHERE digest IN ('t0', 't1', 't2', 't3')"))}
-    assert keys == {d: stored_key(2, lexical, str(dt), None) for d, (lexical, dt) in forms.items()}
-    assert order == [b"t0", b"t1", b"t2", b"t3"]  # a date after the dateTimes (its own family)
+        rows = {bytes(r.digest): r for r in c.execute(sa.text(
+            "SELECT digest, ts, sortkey FROM terms WHERE digest = ANY(:d)"), {"d": list(forms)})}
     engine.dispose()
+    assert {d: bytes(r.sortkey) for d, r in rows.items()} == {
+        d: stored_key(2, lexical, str(dt), None) for d, (lexical, dt) in forms.items()}
+    return rows
+
+
+def _by_key(rows: dict[bytes, sa.Row]) -> list[bytes]:  # type: ignore[type-arg]
+    return sorted(rows, key=lambda d: bytes(rows[d].sortkey))
+
+
+def test_datetime_sort_keys_are_written_again_as_exact_seconds(database: str) -> None:
+    """Migration 0036: a dateTime's or a date's key is its exact seconds
+    (``views.sortkey``), whatever 0029 wrote (here an old 8-byte form), so
+    ``…:00.0000001Z`` sorts after ``…:00Z`` and year 10000 after 9999 in a
+    rendered ORDER BY, MIN and MAX."""
+    rows = _upgraded(database, "0035", {
+        b"t0": ("2002-01-01T00:00:00Z", XSD.dateTime),
+        b"t1": ("2002-01-01T00:00:00.0000001Z", XSD.dateTime),
+        b"t2": ("10000-01-01T00:00:00Z", XSD.dateTime), b"t3": ("-0001-12-31", XSD.date)})
+    assert _by_key(rows) == [b"t0", b"t1", b"t2", b"t3"]  # a date after the dateTimes (its own family)
 
 
 def test_numbers_with_whitespace_lose_their_value(database: str) -> None:
@@ -154,21 +168,8 @@ def test_duration_keys_are_written_again_and_other_digits_lose_their_value(datab
     (``PT0.0000001S`` after ``PT0S``, ``P10000Y`` keyed at all), and a
     dateTime spelled with Arabic-Indic digits loses the ``ts`` and the key
     of a value it never had."""
-    upgrade(database, "0037")
-    engine = sa.create_engine(database)
-    forms = {b"d0": ("PT0S", XSD.dayTimeDuration), b"d1": ("PT0.0000001S", XSD.dayTimeDuration),
-             b"d2": ("P10000Y", XSD.duration),
-             b"a1": ("\u0662\u0660\u0660\u0662-01-01T00:00:00Z", XSD.dateTime)}
-    with engine.begin() as c:
-        for digest, (lexical, dt) in forms.items():
-            c.execute(sa.text("INSERT INTO terms (digest, kind, lexical, datatype, ts, sortkey) "
-                              "VALUES (:d, 2, :l, :dt, now(), :k)"),
-                      {"d": digest, "l": lexical, "dt": str(dt), "k": b"\x03\x07old"})
-    upgrade(database, "head")
-    with engine.connect() as c:
-        got = {bytes(r.digest): (r.ts, bytes(r.sortkey)) for r in c.execute(sa.text(
-            "SELECT digest, ts, sortkey FROM terms WHERE digest IN ('d0', 'd1', 'd2', 'a1')"))}
-    keys = {d: stored_key(2, lexical, str(dt), None) for d, (lexical, dt) in forms.items()}
-    assert {d: k for d, (_, k) in got.items()} == keys
-    assert got[b"a1"][0] is None and sorted(keys, key=keys.__getitem__)[:3] == [b"d0", b"d1", b"d2"]
-    engine.dispose()
+    rows = _upgraded(database, "0037", {
+        b"d0": ("PT0S", XSD.dayTimeDuration), b"d1": ("PT0.0000001S", XSD.dayTimeDuration),
+        b"d2": ("P10000Y", XSD.duration),
+        b"a1": ("\u0662\u0660\u0660\u0662-01-01T00:00:00Z", XSD.dateTime)})
+    assert rows[b"a1"].ts is None and _by_key(rows)[:3] == [b"d0", b"d1", b"d2"]
