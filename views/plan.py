@@ -47,8 +47,9 @@ from views.normalize import normalize
 # precision, ASCII digits in dates and durations (design note 213); 8: a
 # computed float written with its own shortest digits (design note 214); 9: a
 # dateTime, date or duration cast to a string in its canonical form (note 216);
-# 10: STRLANG takes well-formed BCP 47 tags only (note 218)
-SEMANTICS = 10
+# 10: STRLANG takes well-formed BCP 47 tags only (note 218); 11: a float's
+# value rounded once from its decimal form (note 219)
+SEMANTICS = 11
 
 
 # ------------------------------------------------------------------ nodes

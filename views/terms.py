@@ -129,15 +129,17 @@ def number_of(lexical: str, datatype: URIRef) -> Number:
         return v
     if kind == XSD.decimal:
         return Decimal(lex)
+    if kind == XSD.float and lex not in _SPECIAL:
+        return nearest_single(Decimal(lex))  # one rounding, from the decimal itself
     f = _parse_float(lex)
     return single(f) if kind == XSD.float else f
 
 
+_SPECIAL = {"INF": math.inf, "+INF": math.inf, "-INF": -math.inf, "NaN": math.nan}
+
+
 def _parse_float(lex: str) -> float:
-    special = {"INF": math.inf, "+INF": math.inf, "-INF": -math.inf, "NaN": math.nan}
-    if lex in special:
-        return special[lex]
-    return float(lex)
+    return _SPECIAL[lex] if lex in _SPECIAL else float(lex)
 
 
 def make_numeric(v: Number, kind: URIRef) -> Literal:
@@ -174,7 +176,9 @@ def to_kind(v: Number, kind: URIRef) -> Number:
         return v
     if kind == XSD.decimal:
         return Decimal(v) if not isinstance(v, float) else Decimal(repr(v))
-    return double(v) if kind == XSD.double else single(double(v))
+    if kind == XSD.double:
+        return double(v)
+    return single(v) if isinstance(v, float) else nearest_single(v)
 
 
 def single(v: float) -> float:
@@ -193,6 +197,36 @@ def single(v: float) -> float:
 _SINGLE = struct.Struct("<f")
 _BITS = struct.Struct("<I")
 _HALF = Decimal("0.5")
+_LARGEST_SINGLE = 3.4028234663852886e38
+
+
+def nearest_single(v: int | Decimal | Fraction) -> float:
+    """The xsd:float nearest the exact value ``v`` (ties to even; ±INF past
+    the largest, a signed zero below the smallest), rounded once. Through a
+    double (``single(double(v))``) it was rounded twice, and a value just
+    past a halfway point between two floats whose nearest double is that
+    point went to the wrong side: ``"1.00000005960464477550"^^xsd:float``
+    was 1 (design note 219).
+
+    >>> nearest_single(Decimal("1.00000005960464477550")), nearest_single(Decimal("1.0000000596046447753"))
+    (1.0000001192092896, 1.0)
+    """
+    x = double(v)
+    f = single(x)
+    if not math.isfinite(x) or f == x:
+        return f
+    a, fa = abs(x), abs(f)
+    if math.isinf(fa):
+        lo, hi = _LARGEST_SINGLE, math.inf
+    else:
+        bits = _BITS.unpack(_SINGLE.pack(fa))[0]
+        near = _SINGLE.unpack(_BITS.pack(bits + 1 if fa < a else bits - 1))[0]
+        lo, hi = min(fa, near), max(fa, near)
+    halfway = (Fraction(lo) + (Fraction(2) ** 128 if math.isinf(hi) else Fraction(hi))) / 2
+    if Fraction(a) != halfway:  # the double is not a halfway point: it rounds as v does
+        return f
+    exact = abs(Fraction(v))
+    return math.copysign(hi if exact > halfway else lo if exact < halfway else fa, x)
 
 
 def shortest_single(v: float) -> Decimal:

@@ -174,3 +174,19 @@ def test_durations_and_other_digits_through_the_sql_executor(migrated: str) -> N
     dated = view_rows(engine, pod_consumer, 'SELECT ?s { ?s :p ?v FILTER(?v = "2002-01-01"^^xsd:date) }',
                       [data])
     assert [r["s"] for r in dated] == [node("b")]
+
+
+def test_a_float_form_beside_a_halfway_point_in_sql(migrated: str) -> None:
+    """Design note 219 through the rendered statements: the dictionary's
+    value of ``"1.00000005960464477550"^^xsd:float`` is the float above 1
+    (rounded once), so it is greater than 1; and a decimal constant beside a
+    halfway point is promoted to the float nearest it (``holds``)."""
+    engine = sa.create_engine(migrated)
+    pod_consumer = setup(engine)
+    data = {(node("a"), P, Literal("1.00000005960464477550", datatype=XSD.float)),
+            (node("b"), P, Literal("1", datatype=XSD.float))}
+    above = view_rows(engine, pod_consumer, "SELECT ?s { ?s :p ?v FILTER(?v > 1) }", [data])
+    assert [r["s"] for r in above] == [node("a")]
+    equal = view_rows(engine, pod_consumer,
+                      "SELECT ?s { ?s :p ?v FILTER(?v >= 1.00000005960464477550) }", [data])
+    assert [r["s"] for r in equal] == [node("a")]

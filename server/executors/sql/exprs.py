@@ -28,9 +28,8 @@ from rdflib import XSD
 from rdflib.term import Identifier, Literal
 
 from views import algebra as A
-from views.terms import INTEGER_TYPES, ExprError, numeric_type, numeric_value
+from views.terms import INTEGER_TYPES, ExprError, nearest_single, numeric_type, numeric_value
 from views.terms import double as as_double
-from views.terms import single as as_single
 
 Column = Callable[[str], str | None]  # a variable's id column, None when never bound
 TermId = Callable[[Identifier], str]  # a constant's id as SQL
@@ -129,7 +128,7 @@ def holds(op: str, v: Decimal | int) -> str:
     NaN."""
     exact = format(Decimal(v), "f")
     # promoted to the term's type: 'inf' past the largest, which Postgres reads
-    double, single = (f"'{x!r}'::float8" for x in (as_double(v), as_single(as_double(v))))
+    double, single = (f"'{x!r}'::float8" for x in (as_double(v), nearest_single(v)))
     return (f"CASE WHEN {exact_number('t')} THEN t.lexical::numeric {op} {exact}::numeric "
             f"WHEN t.datatype = '{XSD.double}' THEN {double_of('t', nan=False)} {op} {double} "
             f"WHEN t.datatype = '{XSD.float}' THEN {double_of('t', nan=False)} {op} {single} END")
