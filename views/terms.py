@@ -222,8 +222,8 @@ def nearest_single(v: int | Decimal | Fraction) -> float:
         bits = _BITS.unpack(_SINGLE.pack(fa))[0]
         near = _SINGLE.unpack(_BITS.pack(bits + 1 if fa < a else bits - 1))[0]
         lo, hi = min(fa, near), max(fa, near)
-    halfway = (Fraction(lo) + (Fraction(2) ** 128 if math.isinf(hi) else Fraction(hi))) / 2
-    if Fraction(a) != halfway:  # the double is not a halfway point: it rounds as v does
+    halfway = (lo + (2.0 ** 128 if math.isinf(hi) else hi)) / 2  # exact: 25 bits
+    if a != halfway:  # the double is not a halfway point: it rounds as v does
         return f
     exact = abs(Fraction(v))
     return math.copysign(hi if exact > halfway else lo if exact < halfway else fa, x)
