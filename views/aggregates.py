@@ -19,7 +19,7 @@ from views import algebra as A
 from views.compare import order_key
 from views.expr import ExistsFn, _no_exists, evaluate, try_evaluate
 from views.functions import arithmetic, numeric_of
-from views.terms import ExprError, Number, double, make_numeric, promote
+from views.terms import ExprError, Number, double, make_numeric, nearest_single, promote
 
 Rows = Iterable[tuple[dict, int]]
 
@@ -67,8 +67,10 @@ def _sum(values: list, agg: A.Aggregate) -> Identifier:
         raise ExprError("SUM over an error")
     numbers = [numeric_of(v) for v in values]
     kind = functools.reduce(promote, (k for _, k in numbers), XSD.integer)
-    if kind in (XSD.float, XSD.double):
+    if kind == XSD.double:
         return make_numeric(nearest_double([n for n, _ in numbers]), kind)
+    if kind == XSD.float:  # rounded once to a float (design note 220), not through a double
+        return make_numeric(nearest_single_sum([n for n, _ in numbers]), kind)
     total: Identifier = Literal("0", datatype=XSD.integer)
     for v in values:
         total = arithmetic("+", total, v)
@@ -79,12 +81,25 @@ def nearest_double(numbers: list[Number]) -> float:
     """The double nearest to the exact sum of ``numbers`` (NaN with a NaN
     or with both infinities, an infinity with one of them; +0.0 for an
     exact zero; infinite past the largest double)."""
+    total = _exact_sum(numbers)
+    return total if isinstance(total, float) else 0.0 + double(total)
+
+
+def nearest_single_sum(numbers: list[Number]) -> float:
+    """``nearest_double``'s float: the float nearest to the exact sum,
+    rounded once (``pv_single_sum`` in SQL, migration 0041)."""
+    total = _exact_sum(numbers)
+    return total if isinstance(total, float) else 0.0 + nearest_single(total)
+
+
+def _exact_sum(numbers: list[Number]) -> float | Fraction:
+    """The exact sum of ``numbers``, or NaN or an infinity they force."""
     if any(isinstance(n, float) and math.isnan(n) for n in numbers) or \
             (math.inf in numbers and -math.inf in numbers):
         return math.nan
     if math.inf in numbers or -math.inf in numbers:
         return math.inf if math.inf in numbers else -math.inf
-    return 0.0 + double(sum((Fraction(n) for n in numbers), Fraction(0)))
+    return sum((Fraction(n) for n in numbers), Fraction(0))
 
 
 def _avg(values: list, agg: A.Aggregate) -> Identifier:

@@ -48,8 +48,9 @@ from views.normalize import normalize
 # computed float written with its own shortest digits (design note 214); 9: a
 # dateTime, date or duration cast to a string in its canonical form (note 216);
 # 10: STRLANG takes well-formed BCP 47 tags only (note 218); 11: a float's
-# value rounded once from its decimal form (note 219)
-SEMANTICS = 11
+# value rounded once from its decimal form (note 219); 12: a SUM of floats
+# rounded once to a float (note 220)
+SEMANTICS = 12
 
 
 # ------------------------------------------------------------------ nodes

@@ -574,3 +574,15 @@ def test_strlang_with_a_tag_that_is_not_bcp47_is_an_error() -> None:
     rows = answers(data, 'SELECT ?s ?t { ?s :p ?o BIND(STRLANG("x", ?o) AS ?t) } ORDER BY ?s')
     assert [r.get("t") for r in rows] == [None, lit("x", lang="en-GB"), lit("x", lang="x-whatever"),
                                           None]
+
+
+def test_a_sum_of_floats_is_rounded_once_to_a_float() -> None:
+    """A SUM of floats is the float nearest their exact sum (design notes
+    153, 220): 1 + 2^-24 + 2^-80 lies just past the halfway point between
+    1 and 1 + 2^-23, so it is 1 + 2^-23 (``"1.0000001"``). Through the
+    double nearest the sum — the halfway point itself — ties-to-even gave
+    1. (XPath's own sum adds float by float, in an order of its own, and
+    gives 1 too: the exact sum is this engine's rule, note 153.)"""
+    data = (':a :p "1"^^xsd:float . :b :p "5.9604645E-8"^^xsd:float . '
+            ':c :p "8.2718061E-25"^^xsd:float .')
+    assert answers(data, "SELECT (SUM(?o) AS ?t) { ?s :p ?o }") == [{"t": lit("1.0000001", "float")}]

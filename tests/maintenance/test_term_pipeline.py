@@ -177,10 +177,11 @@ def test_durations_and_other_digits_through_the_sql_executor(migrated: str) -> N
 
 
 def test_a_float_form_beside_a_halfway_point_in_sql(migrated: str) -> None:
-    """Design note 219 through the rendered statements: the dictionary's
-    value of ``"1.00000005960464477550"^^xsd:float`` is the float above 1
-    (rounded once), so it is greater than 1; and a decimal constant beside a
-    halfway point is promoted to the float nearest it (``holds``)."""
+    """Design notes 219 and 220 through the rendered statements: the
+    dictionary's value of ``"1.00000005960464477550"^^xsd:float`` is the
+    float above 1 (rounded once), so it is greater than 1; a decimal
+    constant beside a halfway point is promoted to the float nearest it
+    (``holds``); a SUM and an AVG of floats round the exact sum once."""
     engine = sa.create_engine(migrated)
     pod_consumer = setup(engine)
     data = {(node("a"), P, Literal("1.00000005960464477550", datatype=XSD.float)),
@@ -190,3 +191,10 @@ def test_a_float_form_beside_a_halfway_point_in_sql(migrated: str) -> None:
     equal = view_rows(engine, pod_consumer,
                       "SELECT ?s { ?s :p ?v FILTER(?v >= 1.00000005960464477550) }", [data])
     assert [r["s"] for r in equal] == [node("a")]
+    # note 220: 1 + 2^-24 + 2^-80 rounds once, past the halfway point (``pv_single_sum``)
+    members = {(node(n), Q, Literal(v, datatype=XSD.float))
+               for n, v in (("c", "1"), ("d", "5.9604645E-8"), ("e", "8.2718061E-25"))}
+    total = view_rows(engine, pod_consumer, "SELECT (SUM(?v) AS ?t) (AVG(?v) AS ?m) { ?s :q ?v }",
+                      [members])
+    assert total == [{"t": Literal("1.0000001", datatype=XSD.float),
+                      "m": make_numeric(1.0000001192092896 / 3, XSD.float)}]

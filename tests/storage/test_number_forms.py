@@ -16,7 +16,7 @@ from decimal import Decimal
 import sqlalchemy as sa
 from rdflib import XSD, URIRef
 
-from views.aggregates import nearest_double
+from views.aggregates import nearest_double, nearest_single_sum
 from views.terms import EXACT, make_numeric, single
 
 
@@ -115,6 +115,35 @@ def test_a_double_sum_is_the_double_nearest_to_the_exact_sum(migrated: str) -> N
             got = c.execute(sa.text("SELECT pv_double_sum(:a, :b, :c, 1, 5)"),
                             {"a": nans, "b": pinf, "c": ninf}).scalar()
             assert got == want or (math.isnan(got) and math.isnan(want))
+    engine.dispose()
+
+
+def test_a_float_sum_is_the_float_nearest_to_the_exact_sum(migrated: str) -> None:
+    """Migration 0041's ``pv_single_sum`` against ``nearest_single_sum``
+    (Python's exact fractions): random floats, and sums placed just past,
+    just short of and at the halfway point between two floats, where the
+    double nearest the sum is that point and rounding through it picked
+    the wrong float; the largest float's edge (infinity) and the smallest's
+    (zero)."""
+    rng = random.Random(220)
+    floats = [struct.unpack("<f", struct.pack("<I", rng.getrandbits(31)))[0] for _ in range(3000)]
+    floats = [f for f in floats if math.isfinite(f)]
+    cases = [rng.sample(floats, rng.randint(1, 5)) for _ in range(1500)]
+    for _ in range(500):  # a float, half the gap to the next, and a nudge far below it
+        f = struct.unpack("<f", struct.pack("<I", rng.randrange(0x00800000, 0x7F000000)))[0]
+        gap = struct.unpack("<f", struct.pack("<I", struct.unpack("<I", struct.pack("<f", f))[0]
+                                               + 1))[0] - f
+        nudge = math.ldexp(1.0, math.frexp(gap)[1] - rng.randint(30, 60))
+        cases.append([f, gap / 2, rng.choice([nudge, -nudge, 0.0])])
+    top = 3.4028234663852886e38
+    cases += [[top, top], [top, 2.0 ** 103], [top, 2.0 ** 103, -(2.0 ** 70)], [2.0 ** -149, -(2.0 ** -149)]]
+    engine = sa.create_engine(migrated)
+    with engine.connect() as c:
+        for members in cases:
+            got = c.execute(sa.text(
+                "SELECT pv_single_sum(0, 0, 0, 0, (SELECT sum(pv_double_scaled(d)) "
+                "FROM unnest(CAST(:d AS float8[])) d))"), {"d": members}).scalar()
+            assert got == nearest_single_sum(members), (members, got)
     engine.dispose()
 
 

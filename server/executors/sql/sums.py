@@ -9,9 +9,10 @@ op:numeric-divide: an integer sum divides as a decimal).
 
 Integers and decimals add exactly (Postgres ``numeric``; the interpreter's
 decimals too, ``views.terms.EXACT``). Once a float or a double is among
-them, the sum is the double nearest to the exact sum of the values,
-rounded once (``views.aggregates.nearest_double``), then, of floats, the
-float nearest that (``pv_float``, migration 0035): a sum of doubles
+them, the sum is the double (of floats, the float) nearest to the exact
+sum of the values, rounded once (``views.aggregates.nearest_double``,
+``nearest_single_sum``; ``pv_double_sum``, ``pv_single_sum``, migrations
+0027 and 0041): a sum of doubles
 rounded at every addition depends on the order they are added in, which a
 group maintained here and one recomputed by the interpreter do not share
 (design note 153). A member's classification and value are read from its
@@ -71,14 +72,14 @@ def term(fn: str, side: str, j: int, r: int) -> list[str]:
     error = f"{side}e{j} > 0"
     family = f"coalesce({side}f{j}, 0)"
     exact = f"coalesce({side}x{j}, 0)"
-    double = single = (f"pv_double_sum({side}nan{j}, {side}pinf{j}, {side}ninf{j}, "
-                       f"{side}x{j}, {side}b{j})")
+    parts = f"{side}nan{j}, {side}pinf{j}, {side}ninf{j}, {side}x{j}, {side}b{j}"
+    double, single = f"pv_double_sum({parts})", f"pv_single_sum({parts})"  # each rounded once
     families = list(FAMILIES)
     empty, whole = "FALSE", f"{family} = 0"  # a sum of integers is an integer
     if fn == "AVG":  # a float's sum is a float before it is divided
         n = f"{side}c{j}"
         exact, double, single = (f"pv_decimal_div({exact}, {n})", f"pv_double_div({double}, {n})",
-                                 f"pv_double_div(pv_float({double}), {n})")
+                                 f"pv_double_div({single}, {n})")
         families[0], empty, whole = XSD.decimal, f"{n} = 0", "FALSE"
     datatype = " ".join(f"WHEN {i} THEN '{t}'" for i, t in enumerate(families))
     return [(f"CASE WHEN {error} THEN NULL WHEN {empty} THEN '{XSD.integer}' "
