@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,8 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
+
+from storage.terms import dictionary_row
 
 MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
 
@@ -33,7 +36,7 @@ def rewrite_terms(conn: sa.Connection, where: str, params: dict[str, object],
     """Write the ``columns`` of every dictionary row matching ``where`` again,
     10,000 rows a statement: each column's Postgres type and its value from
     the row (``id``, ``kind``, ``lexical``, ``datatype``, ``lang``). The data
-    migrations that revalue terms (0029, 0035, 0036) run it."""
+    migrations that revalue terms (0029, 0035–0038, 0040) run it."""
     names = list(columns)
     update = sa.text(
         f"UPDATE terms SET {', '.join(f'{c} = k.{c}' for c in names)} "
@@ -47,6 +50,24 @@ def rewrite_terms(conn: sa.Connection, where: str, params: dict[str, object],
             "ORDER BY id LIMIT 10000"), {**params, "after": after}).all()
         if not rows:
             return
+        values = [[value(r) for _, value in columns.values()] for r in rows]  # row by row
         conn.execute(update, {"ids": [r.id for r in rows],
-                              **{c: [value(r) for r in rows] for c, (_, value) in columns.items()}})
+                              **{c: [v[i] for v in values] for i, c in enumerate(names)}})
         after = rows[-1].id
+
+
+_DICTIONARY = {"num": (5, "float8"), "ts": (6, "timestamptz"), "sortkey": (7, "bytea")}
+
+
+def dictionary_columns(*names: str) -> dict[str, tuple[str, Callable[[sa.Row[Any]], object]]]:
+    """``rewrite_terms``'s columns for the dictionary's values ``names``
+    (``num``, ``ts``, ``sortkey``) as ``storage.terms.dictionary_row``
+    writes them, the row computed once for all of them (0037, 0038, 0040)."""
+    @functools.lru_cache(maxsize=1)  # rewrite_terms asks for a row's columns in turn
+    def row(kind: int, lexical: str, datatype: str | None, lang: str | None) -> tuple[object, ...]:
+        return dictionary_row(b"", (kind, lexical, datatype, lang))
+
+    def column(at: int) -> Callable[[sa.Row[Any]], object]:
+        return lambda r: row(r.kind, r.lexical, r.datatype, r.lang)[at]
+
+    return {n: (_DICTIONARY[n][1], column(_DICTIONARY[n][0])) for n in names}

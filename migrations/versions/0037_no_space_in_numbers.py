@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from alembic import op
 
-from storage.migrate import rewrite_terms
+from storage.migrate import dictionary_columns, rewrite_terms
 from storage.models import NUMBER_TYPES
-from storage.terms import dictionary_row
 from views.terms import INTEGER_TYPES
 
 revision = '0037'
@@ -28,13 +27,9 @@ NUMERIC = [*NUMBER_TYPES, *(str(t) for t in INTEGER_TYPES)]
 
 
 def upgrade() -> None:
-    def row(r):  # type: ignore[no-untyped-def]
-        return dictionary_row(b"", (r.kind, r.lexical, r.datatype, r.lang))
-
     rewrite_terms(op.get_bind(), "kind = 2 AND datatype = ANY(:numeric) "
                   "AND lexical ~ '^\\s|\\s$'", {"numeric": NUMERIC},
-                  {"num": ("float8", lambda r: row(r)[5]),
-                   "sortkey": ("bytea", lambda r: row(r)[7])})
+                  dictionary_columns("num", "sortkey"))
 
 
 def downgrade() -> None:

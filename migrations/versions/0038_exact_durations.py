@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from alembic import op
 
-from storage.migrate import rewrite_terms
-from storage.terms import dictionary_row
+from storage.migrate import dictionary_columns, rewrite_terms
 from views.durations import DURATION_TYPES
 
 revision = '0038'
@@ -29,15 +28,11 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
 def upgrade() -> None:
-    def row(r):  # type: ignore[no-untyped-def]
-        return dictionary_row(b"", (r.kind, r.lexical, r.datatype, r.lang))
-
     rewrite_terms(op.get_bind(), "kind = 2 AND (datatype = ANY(:durations) OR "
                   "(datatype IN (:datetime, :date) AND lexical ~ '[^\\x01-\\x7f]'))",
                   {"durations": [str(t) for t in DURATION_TYPES],
                    "datetime": XSD + "dateTime", "date": XSD + "date"},
-                  {"ts": ("timestamptz", lambda r: row(r)[6]),
-                   "sortkey": ("bytea", lambda r: row(r)[7])})
+                  dictionary_columns("ts", "sortkey"))
 
 
 def downgrade() -> None:

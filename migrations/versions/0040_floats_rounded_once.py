@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from alembic import op
 
-from storage.migrate import rewrite_terms
-from storage.terms import dictionary_row
+from storage.migrate import dictionary_columns, rewrite_terms
 
 revision = '0040'
 down_revision = '0039'
@@ -26,12 +25,8 @@ FLOAT = "http://www.w3.org/2001/XMLSchema#float"
 
 
 def upgrade() -> None:
-    def row(r):  # type: ignore[no-untyped-def]
-        return dictionary_row(b"", (r.kind, r.lexical, r.datatype, r.lang))
-
     rewrite_terms(op.get_bind(), "kind = 2 AND datatype = :float", {"float": FLOAT},
-                  {"num": ("float8", lambda r: row(r)[5]),
-                   "sortkey": ("bytea", lambda r: row(r)[7])})
+                  dictionary_columns("num", "sortkey"))
 
 
 def downgrade() -> None:
