@@ -283,10 +283,29 @@ def _fold_path(kind: Any, parts: list[A.PathExpr]) -> A.PathExpr:
 
 
 def _group(n: CompValue) -> A.Group:
+    """A GROUP BY and its aggregates. A key that is an expression without
+    ``AS`` (§11.1: ``GROUP BY (?o + 1)``) came from rdflib as an Extend of
+    no variable and a key ``None``; it is bound to a hidden variable of its
+    own (``_:%groupN``: no query names one), as a key with ``AS`` is."""
     group = n.p
-    keys = tuple(_expr(e) for e in (group.expr or ()))
+    where, unnamed = _hidden_keys(group.p)
+    hidden = iter(unnamed)
+    keys = tuple(A.Var(name=next(hidden)) if e is None else _expr(e) for e in (group.expr or ()))
     aggs = tuple(_aggregate(a) for a in n.A)
-    return A.Group(p=_pattern(group.p), keys=keys, aggregates=aggs)
+    return A.Group(p=_pattern(where), keys=keys, aggregates=aggs)
+
+
+def _hidden_keys(p: Any) -> tuple[Any, list[str]]:
+    """The GROUP BY's pattern with each unnamed key's Extend given a hidden
+    variable, and those variables, innermost (the first key) first. They
+    head the pattern: rdflib wraps it in one Extend per key expression."""
+    if not (isinstance(p, CompValue) and p.name == "Extend"):
+        return p, []
+    inner, names = _hidden_keys(p.p)
+    if p.var is not None:
+        return rdf_algebra.Extend(inner, p.expr, p.var), names
+    name = f"_:%group{len(names) + 1}"  # % is in no blank node label
+    return rdf_algebra.Extend(inner, p.expr, Variable(name)), [*names, name]
 
 
 def _aggregate(a: CompValue) -> A.Aggregate:

@@ -198,3 +198,15 @@ def test_a_float_form_beside_a_halfway_point_in_sql(migrated: str) -> None:
                       [members])
     assert total == [{"t": Literal("1.0000001", datatype=XSD.float),
                       "m": make_numeric(1.0000001192092896 / 3, XSD.float)}]
+
+
+def test_group_by_an_expression_without_a_name_in_sql(migrated: str) -> None:
+    """``GROUP BY (?v + 1)`` through the SQL executor: its key is a hidden
+    variable (``_:%group1``) the rendered statements carry like any other."""
+    engine = sa.create_engine(migrated)
+    pod_consumer = setup(engine)
+    data = {(node("a"), P, Literal(1)), (node("b"), P, Literal(1)), (node("c"), P, Literal(2)),
+            (node("d"), P, Literal("x"))}
+    rows = view_rows(engine, pod_consumer, "SELECT (COUNT(*) AS ?n) { ?s :p ?v } GROUP BY (?v + 1)",
+                     [data])
+    assert sorted(int(r["n"]) for r in rows) == [1, 1, 2]
