@@ -3,8 +3,11 @@
 - ``push_graph``: GRAPH g { P } becomes GraphNames(g) ⋈ P' where P' is P with
   g as the graph slot of every triple pattern (SPARQL 1.1 §18.5 Graph:
   ∪ over named graphs of eval(D(g), P) ⋈ {g}): one join variable carries the
-  active graph. Sub-selects project g too, GROUP BY groups by g too, and
-  MINUS does not count g as a shared variable.
+  active graph. Every solution of P' binds a variable g (design note 222):
+  the empty pattern becomes GraphNames(g) and VALUES is joined with it, so
+  OPTIONAL, MINUS and EXISTS meet their right side graph by graph.
+  Sub-selects project g too, GROUP BY groups by g too, and MINUS does not
+  count g as a shared variable.
 - ``expand_paths`` (``views.paths``): property paths as joins, unions,
   filters and ``Closure`` nodes.
 - ``merge_bgps``: Join(BGP, BGP) is one BGP (paper §4.3 handles a BGP whole);
@@ -36,6 +39,8 @@ def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:
         case A.BGP():
             if graph is None:
                 return p
+            if not p.triples and A.is_var(graph):
+                return A.GraphNames(term=graph)  # the empty pattern, once in each graph
             return A.BGP(triples=tuple(replace(t, g=graph) for t in p.triples))
         case A.Filter():
             return A.Filter(expr=_expr(p.expr, graph), p=push_graph(p.p, graph))
@@ -74,7 +79,11 @@ def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:
             return p if graph is None else replace(p, g=graph)
         case A.Closure():  # only built from a PathPattern, after this step
             return replace(p, p=push_graph(p.p, graph))
-        case A.Values() | A.GraphNames():
+        case A.Values():
+            if graph is not None and A.is_var(graph):  # its rows, once in each graph
+                return A.Join(left=A.GraphNames(term=graph), right=p)
+            return p
+        case A.GraphNames():
             return p
     raise TypeError(p)
 

@@ -16,7 +16,7 @@ from views import algebra as A
 from views.aggregates import compute
 from views.dataset import ANY_NAMED, QuadStore
 from views.expr import truth, try_evaluate
-from views.kset import KSet, add_into, compatible, mu
+from views.kset import KSet, add_into, compatible, minus_blocks, mu
 from views.reference_paths import PathEval
 
 
@@ -162,7 +162,7 @@ class _Evaluator:
         left, right = self.run(p.left, bind), self.run(p.right, bind)
         rights = [dict(m) for m in right]
         return {m: k for m, k in left.items()
-                if not any(_removes(dict(m), r, p.graph_var) for r in rights)}
+                if not any(minus_blocks(dict(m), r, p.graph_var) for r in rights)}
 
     def _group(self, p: A.Group, bind: dict[str, Identifier]) -> KSet:
         """SPARQL 1.1 §18.5 Group and Aggregation: one solution per group,
@@ -195,13 +195,6 @@ def join(a: KSet, b: KSet) -> KSet:
             if compatible(d1, d2):
                 add_into(out, [(mu({**d1, **d2}), k1 * k2)])
     return out
-
-
-def _removes(left: dict, right: dict, graph_var: str | None) -> bool:
-    """MINUS (§18.5): μ2 removes μ1 when they are compatible and share a
-    variable (a pushed-down GRAPH variable is not shared)."""
-    shared = (set(left) & set(right)) - {graph_var}
-    return bool(shared) and all(left[v] == right[v] for v in shared)
 
 
 def _lookup(g: object, tp: A.TriplePattern, sol: Mapping[str, Identifier]) -> tuple:
