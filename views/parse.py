@@ -4,6 +4,7 @@ front end (SPARQL 1.1 §18.2); everything after this module is our own."""
 from __future__ import annotations
 
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any
 
 from pyparsing import ParseException, ParseResults
@@ -136,6 +137,9 @@ def _check_order(order: tuple[A.OrderKey, ...], variables: tuple[str, ...]) -> N
     ignored."""
     for key in order:
         hidden = A.expr_vars(key.expr) - set(variables)
+        if any(v.startswith("__agg_") for v in hidden):  # rdflib's name for an aggregate
+            raise UnsupportedFeature("ORDER BY an aggregate the query does not project "
+                                     "(project it with AS, and order by its variable)")
         if hidden:
             raise UnsupportedFeature(f"ORDER BY ?{min(hidden)}, a variable the query does not "
                                      "project")
@@ -174,7 +178,9 @@ def _pattern(n: CompValue) -> A.Pattern:
             inner = _pattern(n.p)
             return inner if _is_true(n.expr) else A.Filter(expr=_expr(n.expr), p=inner)
         case "Extend":
-            return A.Extend(p=_pattern(n.p), var=str(n.var), expr=_expr(n.expr))
+            inner = _pattern(n.p)
+            return A.Extend(p=inner, var=str(n.var),
+                            expr=_renamed(_expr(n.expr), _earlier_aliases(inner)))
         case "ToMultiSet":
             return _sub(n.p)
         case "values":
@@ -193,6 +199,35 @@ def _pattern(n: CompValue) -> A.Pattern:
         case "GroupGraphPatternSub" | "TriplesBlock":
             return _pattern(rdf_algebra.translateGroupGraphPattern(n))
     raise UnsupportedFeature(f"algebra operator {n.name}")
+
+
+def _earlier_aliases(inner: A.Pattern) -> dict[str, str]:
+    """In a grouped query, a SELECT expression naming an earlier one's
+    variable (``SELECT (COUNT(*) AS ?c) (?c + 1 AS ?d)``) came from rdflib
+    as ``SAMPLE(?c)`` over the group's members, where ?c is unbound, so ?d
+    was never bound. The SELECT expressions are Extends in their written
+    order (§18.2.4.1), so ?c is the earlier one's value (design note 223):
+    each such SAMPLE's variable, mapped to the variable it names."""
+    aliases, node = set(), inner
+    while isinstance(node, A.Extend):
+        aliases.add(node.var)
+        node = node.p
+    if not isinstance(node, A.Group):
+        return {}
+    return {a.var: a.expr.name for a in node.aggregates
+            if a.fn == "SAMPLE" and isinstance(a.expr, A.Var) and a.expr.name in aliases}
+
+
+def _renamed(e: A.Expr, names: dict[str, str]) -> A.Expr:
+    """``e`` with the variables ``names`` maps renamed."""
+    if not names:
+        return e
+    match e:
+        case A.Var(name=v):
+            return A.Var(name=names.get(v, v))
+        case A.Call():
+            return replace(e, args=tuple(_renamed(a, names) for a in e.args))
+    return e
 
 
 def _sub(n: CompValue) -> A.Pattern:

@@ -50,8 +50,9 @@ from views.normalize import normalize
 # 10: STRLANG takes well-formed BCP 47 tags only (note 218); 11: a float's
 # value rounded once from its decimal form (note 219); 12: a SUM of floats
 # rounded once to a float (note 220); 13: GRAPH ?g evaluates OPTIONAL, MINUS
-# and EXISTS graph by graph where a solution binds no triple pattern (note 222)
-SEMANTICS = 13
+# and EXISTS graph by graph where a solution binds no triple pattern (note 222);
+# 14: a grouped SELECT expression naming an earlier one reads its value (note 223)
+SEMANTICS = 14
 
 
 # ------------------------------------------------------------------ nodes

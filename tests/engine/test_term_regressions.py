@@ -10,6 +10,7 @@ REDUCED's lax cardinality (judged by the W3C harness). Cases the fuzzer
 
 from __future__ import annotations
 
+import pytest
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Identifier
 
@@ -17,6 +18,7 @@ from server.tools import w3c
 from views import algebra as A
 from views.compile import compile_query
 from views.dataset import Dataset
+from views.errors import UnsupportedFeature
 from views.interpret import Maintainer
 from views.plan import plan_of
 from views.reference import evaluate
@@ -601,3 +603,18 @@ def test_group_by_an_expression_without_a_name() -> None:
                          "GROUP BY (?o > 1) (STR(?s) AS ?k) ORDER BY ?k ?t")
     assert [(str(r["k"])[-1], int(r["t"])) for r in rows] == [("a", 1), ("a", 2), ("b", 1),
                                                                ("b", 3), ("c", 2)]
+
+
+def test_a_select_expression_names_an_earlier_one_in_a_grouped_query() -> None:
+    """§18.2.4.1: the SELECT expressions are Extends in their written order,
+    so ``(?t * 2 AS ?u)`` after ``(SUM(?o) AS ?t)`` doubles the sum. rdflib
+    read ``?t`` there as SAMPLE(?t) over the group's members, where ?t is
+    unbound: ``?u`` was never bound (design note 223). (pyoxigraph refuses
+    the query, reading §11.4 strictly.) ORDER BY an aggregate the query
+    does not project is refused in words, not as ``?__agg_1__``."""
+    data = ":a :p 1, 2 . :b :p 4 ."
+    rows = answers(data, "SELECT ?s (SUM(?o) AS ?t) (?t * 2 AS ?u) { ?s :p ?o } GROUP BY ?s "
+                         "ORDER BY ?s")
+    assert [(str(r["s"])[-1], int(r["t"]), int(r["u"])) for r in rows] == [("a", 3, 6), ("b", 4, 8)]
+    with pytest.raises(UnsupportedFeature, match="ORDER BY an aggregate"):
+        compile_query(QPREFIXES + "SELECT ?s { ?s :p ?o } GROUP BY ?s ORDER BY DESC(COUNT(*))")

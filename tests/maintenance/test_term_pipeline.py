@@ -223,3 +223,14 @@ def test_graph_optional_gives_every_document_a_row(migrated: str) -> None:
                      writes)
     assert sorted((str(r["g"]).rsplit("/", 1)[-1], str(r.get("s", ""))) for r in rows) == [
         ("r0", EX + "a"), ("r1", "")]
+
+
+def test_a_select_expression_names_an_earlier_one_in_sql(migrated: str) -> None:
+    """Design note 223 through the SQL executor: ``(?t * 2 AS ?u)`` after
+    ``(SUM(?v) AS ?t)`` doubles each group's sum."""
+    engine = sa.create_engine(migrated)
+    pod_consumer = setup(engine)
+    data = {(node("a"), P, Literal(1)), (node("a"), P, Literal(2)), (node("b"), P, Literal(4))}
+    rows = view_rows(engine, pod_consumer, "SELECT ?s (SUM(?v) AS ?t) (?t * 2 AS ?u) "
+                                           "{ ?s :p ?v } GROUP BY ?s", [data])
+    assert sorted((str(r["s"])[-1], int(r["u"])) for r in rows) == [("a", 6), ("b", 8)]
