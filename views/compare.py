@@ -22,8 +22,8 @@ from typing import Any
 from rdflib import XSD
 from rdflib.term import BNode, Identifier, Literal, URIRef
 
-from views import durations
-from views.durations import DURATION_TYPES, Duration, duration_of
+from views.durations import DURATION_TYPES, Duration, duration_key, duration_of
+from views.durations import order as duration_order
 from views.moments import Moment, date_moment_of, moment_of
 from views.terms import (
     EXACT,
@@ -110,7 +110,7 @@ def compare(a: Identifier, b: Identifier) -> int:
         return _cmp(str(a), str(b))  # an extension SPARQL 1.2 makes: one tag, by code point
     da, db = a.datatype, b.datatype
     if da in DURATION_TYPES and db in DURATION_TYPES:
-        return durations.order(duration_value(a), duration_value(b))
+        return duration_order(duration_value(a), duration_value(b))
     if da != db:
         raise ExprError("incomparable terms")
     if da == XSD.boolean:
@@ -252,5 +252,5 @@ def _family(lexical: str, datatype: URIRef | None, lang: str | None) -> tuple[in
     if isinstance(value, Moment):  # an untimezoned one as if in UTC
         return (4 if datatype == XSD.dateTime else 5), value.instant
     if isinstance(value, Duration):  # a linear extension of their partial order
-        return 7, durations.duration_key(value)
+        return 7, duration_key(value)
     return 6, value  # booleans

@@ -29,7 +29,7 @@ from rdflib.namespace import XSD
 from rdflib.term import URIRef
 
 from views.moments import DAY, days_from_civil
-from views.terms import EXACT, ExprError
+from views.terms import EXACT, ExprError, plain
 
 DURATION_TYPES = (XSD.duration, XSD.dayTimeDuration, XSD.yearMonthDuration)
 
@@ -124,5 +124,5 @@ def canonical_duration(lexical: str, datatype: URIRef) -> str:
     rest = EXACT.add(Decimal(second), fraction)
     if hours or minutes or rest:
         out += ("T" + (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "")
-                + (f"{format(rest.normalize(EXACT), 'f')}S" if rest else ""))
+                + (f"{plain(rest)}S" if rest else ""))
     return out

@@ -23,7 +23,7 @@ from rdflib.term import BNode, Identifier, Literal, URIRef
 from views import langtags, xsregex
 from views.compare import compare, date_value, datetime_value, equals, same_term
 from views.durations import DURATION_TYPES, canonical_duration
-from views.iris import is_absolute, resolve
+from views.iris import is_absolute_iri, resolve
 from views.moments import Moment, canonical_date, canonical_datetime, canonical_moment, moment_of
 from views.terms import (
     EXACT,
@@ -167,10 +167,6 @@ def _datatype(a: Identifier) -> URIRef:
     return datatype_of(a)
 
 
-# what SPARQL's IRIREF (§19.8) and RFC 3987 keep out of an IRI
-_NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\]')
-
-
 @fn("IRI", "URI")
 def _iri(a: Identifier, base: Identifier | None = None) -> URIRef:
     """IRI(str) (SPARQL 1.1 §17.4.2.8): the string resolved against the
@@ -181,7 +177,7 @@ def _iri(a: Identifier, base: Identifier | None = None) -> URIRef:
     if not is_plain_string(a):
         raise ExprError("IRI of a non-string")
     iri = resolve(str(a), str(base)) if base is not None else str(a)
-    if not is_absolute(iri) or _NOT_IN_IRI.search(iri):
+    if not is_absolute_iri(iri):
         raise ExprError(f"not an absolute IRI: {iri!r}")
     return URIRef(iri)
 

@@ -26,6 +26,20 @@ def is_absolute(iri: str) -> bool:
     return _SCHEME.match(iri) is not None
 
 
+# what SPARQL's IRIREF (§19.8) and RFC 3987 keep out of an IRI
+_NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\]')
+
+
+def is_absolute_iri(text: str) -> bool:
+    """``text`` is an absolute IRI: a scheme, and none of the characters no
+    IRI holds (controls, space, ``<>"{}|^``` `` and backslash).
+
+    >>> is_absolute_iri("http://ex/a"), is_absolute_iri("http://ex/a b"), is_absolute_iri("rel")
+    (True, False, False)
+    """
+    return is_absolute(text) and _NOT_IN_IRI.search(text) is None
+
+
 def resolve(reference: str, base: str) -> str:
     """``reference`` resolved against the absolute ``base`` (RFC 3986
     §5.2.2, strict); a reference with a scheme is only normalised of its

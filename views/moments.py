@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from views.terms import EXACT, ExprError
+from views.terms import EXACT, ExprError, plain
 
 _YEAR = r"(-?(?:[1-9][0-9]{3,}|0[0-9]{3}))"
 _TZ = r"(Z|[+-](?:(?:0[0-9]|1[0-3]):[0-5][0-9]|14:00))?"
@@ -181,7 +181,7 @@ def _seconds(s: Decimal) -> str:
     whole = int(s)
     if s == whole:
         return f"{whole:02d}"
-    return f"{whole:02d}." + format(EXACT.subtract(s, Decimal(whole)), "f").split(".")[1].rstrip("0")
+    return f"{whole:02d}" + plain(EXACT.subtract(s, Decimal(whole)))[1:]  # ".5" of "0.5"
 
 
 def _offset(tz: int | None) -> str:

@@ -337,8 +337,8 @@ def _hidden_keys(p: Any) -> tuple[Any, list[str]]:
     if not (isinstance(p, CompValue) and p.name == "Extend"):
         return p, []
     inner, names = _hidden_keys(p.p)
-    if p.var is not None:
-        return rdf_algebra.Extend(inner, p.expr, p.var), names
+    if p.var is not None:  # a key with AS, or a BIND: kept, unless an unnamed key is below
+        return (p if inner is p.p else rdf_algebra.Extend(inner, p.expr, p.var)), names
     name = f"_:%group{len(names) + 1}"  # % is in no blank node label
     return rdf_algebra.Extend(inner, p.expr, Variable(name)), [*names, name]
 

@@ -150,12 +150,8 @@ def make_numeric(v: Number, kind: URIRef) -> Literal:
     if kind == XSD.integer:
         return Literal(str(int(v)), datatype=XSD.integer)
     if kind == XSD.decimal:  # no trailing zero after the point, no negative zero
-        d = Decimal(v)
-        d = d.normalize(EXACT) if d else Decimal(0)
-        s = format(d, "f")
-        if "." not in s:
-            s += ".0"
-        return Literal(s, datatype=XSD.decimal)
+        s = plain(Decimal(v))
+        return Literal(s if "." in s else s + ".0", datatype=XSD.decimal)
     f = to_kind(v, kind)
     assert isinstance(f, float)
     if math.isnan(f):
@@ -165,6 +161,16 @@ def make_numeric(v: Number, kind: URIRef) -> Literal:
     if kind == XSD.float:
         f = float(shortest_single(f))  # a double with the float's digits, nine or fewer
     return Literal(repr(f).replace("e", "E"), datatype=kind)
+
+
+def plain(d: Decimal) -> str:
+    """``d`` written exactly in fixed notation: no exponent, no trailing
+    zero after the point, no point when whole, no negative zero.
+
+    >>> [plain(Decimal(x)) for x in ("1.50", "1E+2", "-0.0", "0.1000000000000000000000000000001")]
+    ['1.5', '100', '0', '0.1000000000000000000000000000001']
+    """
+    return format(d.normalize(EXACT), "f") if d else "0"
 
 
 def promote(a: URIRef, b: URIRef) -> URIRef:
@@ -197,7 +203,6 @@ def single(v: float) -> float:
 _SINGLE = struct.Struct("<f")
 _BITS = struct.Struct("<I")
 _HALF = Decimal("0.5")
-_LARGEST_SINGLE = 3.4028234663852886e38
 
 
 def nearest_single(v: int | Decimal | Fraction) -> float:
@@ -216,17 +221,24 @@ def nearest_single(v: int | Decimal | Fraction) -> float:
     if not math.isfinite(x) or f == x:
         return f
     a, fa = abs(x), abs(f)
-    if math.isinf(fa):
-        lo, hi = _LARGEST_SINGLE, math.inf
-    else:
-        bits = _BITS.unpack(_SINGLE.pack(fa))[0]
-        near = _SINGLE.unpack(_BITS.pack(bits + 1 if fa < a else bits - 1))[0]
-        lo, hi = min(fa, near), max(fa, near)
-    halfway = (lo + (2.0 ** 128 if math.isinf(hi) else hi)) / 2  # exact: 25 bits
+    lo, hi = (fa, _next_single(fa, 1)) if fa < a else (_next_single(fa, -1), fa)
+    halfway = (lo + _bound(hi)) / 2  # exact: 25 bits
     if a != halfway:  # the double is not a halfway point: it rounds as v does
         return f
     exact = abs(Fraction(v))
     return math.copysign(hi if exact > halfway else lo if exact < halfway else fa, x)
+
+
+def _next_single(a: float, step: int) -> float:
+    """The float ``step`` (1 or -1) places from the non-negative float ``a``:
+    INF after the largest, the largest before INF."""
+    return _SINGLE.unpack(_BITS.pack(_BITS.unpack(_SINGLE.pack(a))[0] + step))[0]  # type: ignore[no-any-return]
+
+
+def _bound(f: float) -> float:
+    """A float neighbour as the end of a rounding interval: INF stands for
+    2^128, where the largest float's interval ends."""
+    return 2.0 ** 128 if math.isinf(f) else f
 
 
 def shortest_single(v: float) -> Decimal:
@@ -242,11 +254,8 @@ def shortest_single(v: float) -> Decimal:
     if v == 0 or not math.isfinite(v):
         return Decimal(v)
     x = Decimal(abs(v))  # exact
-    bits = _BITS.unpack(_SINGLE.pack(abs(v)))[0]
-    down = Decimal(_SINGLE.unpack(_BITS.pack(bits - 1))[0])
-    up = _SINGLE.unpack(_BITS.pack(bits + 1))[0]
-    lo = EXACT.divide(EXACT.add(x, down), 2)  # the halfway points to the neighbours
-    hi = EXACT.divide(EXACT.add(x, Decimal(2) ** 128 if math.isinf(up) else Decimal(up)), 2)
+    lo, hi = (EXACT.divide(EXACT.add(x, Decimal(_bound(_next_single(abs(v), step)))), 2)
+              for step in (-1, 1))  # the halfway points to the neighbours
     for digits in range(1, 10):
         shift = digits - 1 - x.adjusted()
         q = x.scaleb(shift, EXACT)
