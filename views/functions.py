@@ -37,6 +37,7 @@ from views.terms import (
     make_numeric,
     numeric_type,
     numeric_value,
+    plain,
     promote,
     shortest_single,
     to_kind,
@@ -559,16 +560,11 @@ def canonical_number(v: object, kind: URIRef | None = None) -> str:
             return "-0" if math.copysign(1, v) < 0 else "0"
         d = shortest_single(v) if kind == XSD.float else Decimal(repr(v))
         if Decimal("0.000001") <= abs(d) < 1_000_000:
-            return _decimal_string(d)
+            return plain(d)
         sign, digits, exp = d.normalize().as_tuple()
         rest = "".join(map(str, digits[1:])) or "0"
         return f"{'-' if sign else ''}{digits[0]}.{rest}E{len(digits) - 1 + int(exp)}"
-    return _decimal_string(Decimal(v))  # type: ignore[arg-type]
-
-
-def _decimal_string(d: Decimal) -> str:
-    d = d.normalize()
-    return str(int(d)) if d == d.to_integral_value() else format(d, "f")
+    return plain(Decimal(v))  # type: ignore[arg-type]
 
 
 XML_SPACE = " \t\n\r"  # what XSD's whiteSpace collapse strips before a cast (F&O 3.1 §19.2)

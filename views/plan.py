@@ -51,8 +51,9 @@ from views.normalize import normalize
 # value rounded once from its decimal form (note 219); 12: a SUM of floats
 # rounded once to a float (note 220); 13: GRAPH ?g evaluates OPTIONAL, MINUS
 # and EXISTS graph by graph where a solution binds no triple pattern (note 222);
-# 14: a grouped SELECT expression naming an earlier one reads its value (note 223)
-SEMANTICS = 14
+# 14: a grouped SELECT expression naming an earlier one reads its value (note 223);
+# 15: a decimal cast to a string keeps every digit (note 224)
+SEMANTICS = 15
 
 
 # ------------------------------------------------------------------ nodes

@@ -618,3 +618,16 @@ def test_a_select_expression_names_an_earlier_one_in_a_grouped_query() -> None:
     assert [(str(r["s"])[-1], int(r["t"]), int(r["u"])) for r in rows] == [("a", 3, 6), ("b", 4, 8)]
     with pytest.raises(UnsupportedFeature, match="ORDER BY an aggregate"):
         compile_query(QPREFIXES + "SELECT ?s { ?s :p ?o } GROUP BY ?s ORDER BY DESC(COUNT(*))")
+
+
+def test_a_decimal_cast_to_a_string_keeps_every_digit() -> None:
+    """F&O 3.1 §19.1.2.2: a decimal's string is its canonical form, exactly.
+    The cast normalised in Python's default decimal context (28 digits):
+    ``xsd:string(1.000000000000000000000000000000001)`` was ``"1"`` and
+    ``123456789012345678901234567890.5`` became ``"123456789012345678901234567900"``
+    (design note 224)."""
+    data = (':a :p "1.000000000000000000000000000000001"^^xsd:decimal . '
+            ':b :p "123456789012345678901234567890.5"^^xsd:decimal . :c :p "-0.50"^^xsd:decimal .')
+    rows = answers(data, "SELECT ?s ?t { ?s :p ?o BIND(xsd:string(?o) AS ?t) } ORDER BY ?s")
+    assert [str(r["t"]) for r in rows] == ["1.000000000000000000000000000000001",
+                                           "123456789012345678901234567890.5", "-0.5"]
