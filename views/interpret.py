@@ -172,7 +172,8 @@ def _keep(expr: A.Expr | None) -> Callable[[dict[str, Identifier]], bool] | None
 def _join(n: P.Join, b: Batch) -> KSet:
     dl, dr = b.d[n.left.id], b.d[n.right.id]
     keep = _keep(n.expr)
-    out = join_into({}, dl.items(), KRel(dr), keep)                    # ΔP1 ⋈ ΔP2
+    # fresh, every annotation is positive (none cancels): past max_rows the node is refused
+    out = join_into({}, dl.items(), KRel(dr), keep, b.max_rows if b.fresh else None)  # ΔP1 ⋈ ΔP2
     if not b.fresh:
         join_into(out, dl.items(), b.was(n.right), keep)              # ΔP1 ⋈ P2
         join_into(out, dr.items(), b.was(n.left), keep)               # P1 ⋈ ΔP2
@@ -319,7 +320,7 @@ def _members(n: P.Group, b: Batch, keys: list[Key], extra: KSet) -> list[tuple[K
     is an expression."""
     rel = b.was(n.child)
     key_vars = [e.name for e in n.keys if isinstance(e, A.Var)]
-    found: list[list[tuple[Mu, int]]]
+    found: Sequence[Iterable[tuple[Mu, int]]]
     if len(key_vars) == len(n.keys):
         found = rel.compatible_many([{v: t for v, t in zip(key_vars, key) if t is not None}
                                      for key in keys])

@@ -58,9 +58,12 @@ def project(r: KSet, names: Iterable[str]) -> KSet:
 
 
 def join_into(out: KSet, rows: Iterable[tuple[Mu, int]], rel: KRelation,
-              keep: Callable[[dict[str, Identifier]], bool] | None = None) -> KSet:
+              keep: Callable[[dict[str, Identifier]], bool] | None = None,
+              limit: int | None = None) -> KSet:
     """out += rows ⋈ rel (K-set Join, paper §3.2): rel is probed for all
-    rows at once; ``keep`` filters the merged mappings.
+    rows at once; ``keep`` filters the merged mappings. With ``limit``, it
+    stops once ``out`` holds more rows than that (incomplete: the caller
+    refuses it), so a cartesian product is not built whole first.
 
     >>> sorted(join_into({}, [(mu({"x": 1}), 2)], KRel({mu({"x": 1, "y": 5}): 3})).values())
     [6]
@@ -71,6 +74,8 @@ def join_into(out: KSet, rows: Iterable[tuple[Mu, int]], rel: KRelation,
             merged = {**d1, **dict(m2)}
             if keep is None or keep(merged):
                 add_into(out, [(mu(merged), k1 * k2)])
+        if limit is not None and len(out) > limit:
+            break
     return out
 
 
@@ -92,7 +97,7 @@ class KRelation(Protocol):
         ...
 
     def compatible_many(self, probes: Sequence[Mapping[str, Identifier]],
-                        require_shared: bool = False) -> list[list[tuple[Mu, int]]]:
+                        require_shared: bool = False) -> Sequence[Iterable[tuple[Mu, int]]]:
         """For each probe, the rows compatible with it (with
         ``require_shared``, only rows sharing a variable with it)."""
         ...
@@ -192,9 +197,10 @@ class KRel:
                 yield m, self.rows[m]
 
     def compatible_many(self, probes: Sequence[Mapping[str, Identifier]],
-                        require_shared: bool = False) -> list[list[tuple[Mu, int]]]:
-        """``compatible`` for each probe, aligned with ``probes``."""
-        return [list(self.compatible(p, require_shared)) for p in probes]
+                        require_shared: bool = False) -> list[Iterator[tuple[Mu, int]]]:
+        """``compatible`` for each probe, aligned with ``probes``: each read
+        as it is consumed (a product is not held whole)."""
+        return [self.compatible(p, require_shared) for p in probes]
 
     def _build(self, schema: frozenset[str], keys: tuple[str, ...]) -> dict[tuple, set[Mu]]:
         index: dict[tuple, set[Mu]] = {}

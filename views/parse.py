@@ -45,7 +45,7 @@ def parse(text: str, base: str | None = None) -> A.Query:
         tree = parsed(text)
     except ParseException as e:
         raise SparqlSyntaxError(str(e.msg), e.lineno, e.col) from None
-    _keep_constant_filters(tree)
+    keep_constant_filters(tree)
     try:
         query = rdf_algebra.translateQuery(tree, base=base)
         translated = query.algebra
@@ -60,7 +60,23 @@ def parse(text: str, base: str | None = None) -> A.Query:
         _BASE.reset(token)
 
 
-def _keep_constant_filters(node: Any) -> None:
+def update_pattern(where: CompValue, base: str | None) -> A.Pattern:
+    """The WHERE of a SPARQL Update's DELETE/INSERT (rdflib's algebra of its
+    group graph pattern) in our algebra, so that an update's solutions are
+    the engine's, with the term semantics of a view (design note 225)."""
+    token = _BASE.set(base)
+    try:
+        return _pattern(where)
+    finally:
+        _BASE.reset(token)
+
+
+def update_bgp(triples: list[tuple[Any, Any, Any]]) -> A.Pattern:
+    """DELETE WHERE's pattern: its template, read as a basic graph pattern."""
+    return _bgp(triples)
+
+
+def keep_constant_filters(node: Any) -> None:
     """rdflib's translation drops a FILTER whose expression is a literal
     Python finds false (``FILTER(0)``, ``FILTER(false)``, ``FILTER("")``:
     ``if filters:``); wrapped in a one-operand && it stays, meaning the same."""
@@ -74,7 +90,7 @@ def _keep_constant_filters(node: Any) -> None:
     else:
         return
     for child in children:
-        _keep_constant_filters(child)
+        keep_constant_filters(child)
 
 
 def _query(q: CompValue) -> A.Query:
@@ -119,7 +135,12 @@ def _template(triples: list[tuple[Any, Any, Any]] | None) -> tuple[A.TriplePatte
         raise UnsupportedFeature("CONSTRUCT WHERE with more than triple patterns")
     if not triples:
         raise UnsupportedFeature("an empty CONSTRUCT template")
+    return template(triples)
 
+
+def template(triples: list[tuple[Any, Any, Any]]) -> tuple[A.TriplePattern, ...]:
+    """A template's triples (a CONSTRUCT's, an update's DELETE or INSERT),
+    its blank nodes ``_:b0``, ``_:b1``, … in written order."""
     bnodes: dict[BNode, str] = {}  # numbered in order: the same labels in every process
 
     def slot(x: Any) -> A.Slot:

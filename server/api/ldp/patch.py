@@ -5,7 +5,7 @@ WHERE) on the resource's graph."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, MutableSequence
+from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import islice
@@ -14,15 +14,22 @@ from typing import Any
 from rdflib import RDF, XSD, Graph, Literal, Namespace, URIRef
 from rdflib.graph import Dataset, QuotedGraph
 from rdflib.plugins.parsers.notation3 import RDFSink, SinkParser, sfloat
-from rdflib.store import Store
 from rdflib.term import BNode, Identifier, Node, Variable
 
 from server.api.ldp import data_update, offload
 from server.api.ldp.rdf import Triple, unwritable
 from server.errors import BadRequest, Conflict, OverLimit, Unprocessable
 from storage.terms import Position, TermTable
+from views import algebra as A
+from views.dataset import Dataset as Quads
+from views.dataset import QuadStore
+from views.errors import EngineError, ViewTooLarge
 from views.grammar import parsed
-from views.terms import KINDS, TermFields, fields_of  # rdflib's lexical forms kept, pool's too
+from views.interpret import Maintainer
+from views.kset import KSet
+from views.parse import keep_constant_filters, template, update_bgp, update_pattern
+from views.plan import plan_of
+from views.terms import KINDS, TermFields, canonical, fields_of  # rdflib's lexical forms kept
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
 Diff = tuple[TermTable, TermTable]  # what a patch inserts into a resource, what it deletes
@@ -107,8 +114,8 @@ class Budget:
         self.left = steps
         self.steps = steps
 
-    def spend(self) -> None:
-        self.left -= 1
+    def spend(self, steps: int = 1) -> None:
+        self.left -= steps
         if self.left < 0:
             raise OverLimit(f"the patch's pattern takes more than {self.steps} match steps "
                             "on this resource; make it more selective")
@@ -157,7 +164,7 @@ def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
         if missing:
             raise Conflict(f"{len(missing)} triple(s) of solid:deletes are not in the resource")
         added = {t for t in (_bind(t, binding) for t in made) if t[0][0] != LITERAL
-                 and t[1][0] == IRI}  # an instance that is no RDF is left out, as in ``_rdf``
+                 and t[1][0] == IRI}  # an instance that is no RDF is left out, as in ``_instances``
         return _writable(TermTable.of_fields(added - current)), TermTable.of_fields(gone - added)
 
     return Patched(diff, _needs(bool(where), bool(inserts), bool(deletes)))
@@ -233,7 +240,7 @@ def _matches(patterns: list[Fielded], data: _BoundedStore,
         return
     first, rest = patterns[0], patterns[1:]
     known = tuple(binding.get(x) if _is_var(x) else x for x in first)
-    for triple, _ in data.triples(known):
+    for triple in data.triples(known):
         extended = dict(binding)
         if all(_unify(p, t, extended) for p, t in zip(first, triple, strict=True)):
             yield from _matches(rest, data, extended)
@@ -259,10 +266,11 @@ _DATA = {"InsertData": "INSERT DATA", "DeleteData": "DELETE DATA"}
 def sparql_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     """A SPARQL Update on the resource's graph (no named graphs), read now.
     Plain INSERT DATA / DELETE DATA updates skip the SPARQL grammar
-    (``data_update``); the rest go through rdflib."""
+    (``data_update``); the rest are parsed by rdflib and evaluated by the
+    engine (``_full_update``)."""
     plain = data_update.operations(body, base)
     if plain is None:
-        return _rdflib_update(body, base, steps)
+        return _full_update(body, base, steps)
     at: dict[TermFields, int] = {}  # the operations' terms, each once
     last: dict[Position, int] = {}  # a triple's fate is its last operation's
     for sign, table in plain:
@@ -274,10 +282,11 @@ def sparql_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     return DataChange(_writable(inserts), deletes)
 
 
-def _rdflib_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
+def _full_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     """The update checked now (400 before any lock) and evaluated when applied,
-    both in a pool process (``offload``): rdflib's parser and evaluator are
-    pure Python and would otherwise hold the API's GIL for seconds."""
+    both in a pool process (``offload``): rdflib's parser and the engine's
+    evaluation are pure Python and would otherwise hold the API's GIL for
+    seconds."""
     needs = offload.run(_checked, body, base)
 
     def diff(table: TermTable) -> Diff:
@@ -305,7 +314,9 @@ def _translated(body: str, base: str) -> Any:
     from rdflib.plugins.sparql.algebra import translateUpdate
 
     try:
-        update = translateUpdate(parsed(body, update=True), base=base)
+        tree = parsed(body, update=True)
+        keep_constant_filters(tree)
+        update = translateUpdate(tree, base=base)
     except Exception as e:  # noqa: BLE001 - pyparsing and rdflib raise many types
         raise BadPatch(f"SPARQL Update parse error: {e}") from None
     for op in update.algebra:
@@ -326,6 +337,11 @@ def _translated(body: str, base: str) -> Any:
         if _has_service(get(op, "where")):
             raise BadPatch("SERVICE is not allowed in an update: this server makes no "
                            "requests on a client's behalf")
+        if op.name == "Modify":  # one the engine cannot evaluate is refused now, by name
+            try:
+                plan_of(update_pattern(op.where, op.prologue.base))
+            except (EngineError, RecursionError) as e:
+                raise BadPatch(f"SPARQL Update: {e}") from None
     _labels_unshared(update.algebra)
     return update
 
@@ -348,16 +364,16 @@ def _evaluated(body: str, base: str, steps: int, table: TermTable) -> Diff:
     here, and only the diff comes back)."""
     update = _translated(body, base)
     current = table.decoded()
-    store = _BoundedStore(Budget(steps), current)
+    written: dict[Triple, Triple] = {  # the stored forms, to delete
+        (canonical(s), canonical(p), canonical(o)): (s, p, o) for s, p, o in current}
     try:
-        _apply(Graph(store=store), update)
-    except OverLimit:
+        after = _apply(set(written), update, Budget(steps))
+    except (OverLimit, BadPatch):
         raise
-    except Exception as e:  # noqa: BLE001 - evaluation errors of rdflib
+    except (EngineError, RecursionError) as e:
         raise BadPatch(f"SPARQL Update failed: {e}") from None
-    # the store's own set: read through the graph, every triple spent the budget, and an
-    # update of a resource of more triples than the budget was refused however selective
-    return _writable(TermTable.of(store.all - current)), TermTable.of(current - store.all)
+    gone = {written[t] for t in set(written) - after}
+    return _writable(TermTable.of(after - set(written))), TermTable.of(gone)
 
 
 def _writable(inserted: TermTable) -> TermTable:
@@ -372,47 +388,91 @@ def _writable(inserted: TermTable) -> TermTable:
     return inserted
 
 
-def _apply(g: Graph, update: Any) -> None:
-    """The update's operations on ``g`` in order, each as SPARQL 1.1 Update
-    §3.1.3 has it: every solution of its WHERE found first, then all its
-    deletions made, then all its insertions (``_rdf``'s). rdflib's own
-    ``evalModify`` deletes and inserts solution by solution, so one
-    solution's deletion took away another's insertion (found against
-    pyoxigraph: design note 205). Named graphs, WITH and USING are refused
-    before (``_translated``)."""
-    from rdflib.plugins.sparql.evaluate import evalBGP, evalPart
-    from rdflib.plugins.sparql.sparql import QueryContext
-    from rdflib.plugins.sparql.update import _fillTemplate, evalDeleteData
-
+def _apply(triples: set[Triple], update: Any, budget: Budget) -> set[Triple]:
+    """The resource's triples after the update's operations, in order, each
+    as SPARQL 1.1 Update §3.1.3 has it: every solution of its WHERE found
+    first — by the engine, with a view's term semantics (rdflib's
+    evaluator computed ``"2.5"^^xsd:double * 3`` as a decimal and failed
+    the whole update on an ill-typed literal: design note 225) — then all
+    its deletions made, then all its insertions. Named graphs, WITH and
+    USING are refused before (``_translated``)."""
+    ds = Quads()
+    ds.apply(((None, *t), 1) for t in triples)
+    data = _Spending(ds, budget)
     for u in update.algebra:
-        ctx = QueryContext(g, initBindings={})  # as rdflib's evalUpdate makes it
-        ctx.prologue = u.prologue
-        if u.name == "InsertData":  # its blank nodes new ones (SPARQL 1.1 Update §3.1.1)
-            g += _fillTemplate(u.triples, ctx.solution())
-            continue
-        if u.name == "DeleteData":
-            evalDeleteData(ctx, u)
-            continue
-        inserts: list[Any] = []
-        if u.name == "DeleteWhere":
-            solutions, deletes = list(evalBGP(ctx, u.triples)), u.triples
-        else:  # Modify
-            solutions = list(evalPart(ctx, u.where))
-            deletes = u.delete.triples if u.delete else []
-            inserts = u.insert.triples if u.insert else []
-        gone = {t for c in solutions for t in _fillTemplate(deletes, c)}
-        made = _rdf({t for c in solutions for t in _fillTemplate(inserts, c)})
-        for t in gone:
-            g.remove(t)
-        for t in made:
-            g.add(t)
+        gone, made = _operation(u, data, budget)
+        ds.apply([((None, *t), -1) for t in gone] + [((None, *t), 1) for t in made])
+    return {q[1:] for q in ds.quads()}  # type: ignore[misc]
 
 
-def _rdf(triples: set[Triple]) -> set[Triple]:
-    """The triples that are RDF: a template's instance with a literal
-    subject or a predicate that is no IRI is left out (SPARQL 1.1 Update
-    §3.1.3; rdflib inserted it, and pyoxigraph, the oracle, does not)."""
-    return {t for t in triples if isinstance(t[0], URIRef | BNode) and isinstance(t[1], URIRef)}
+def _operation(u: Any, data: QuadStore, budget: Budget) -> tuple[set[Triple], set[Triple]]:
+    """What one operation deletes and inserts. INSERT DATA's and a
+    template's blank nodes are new nodes, per solution (§3.1.1, §3.1.3)."""
+    get = dict.get  # CompValue.get answers a missing key with its name
+    if u.name == "InsertData":
+        return set(), _instances(template(u.triples), {frozenset(): 1}, budget)
+    if u.name == "DeleteData":
+        return {tuple(map(canonical, t)) for t in u.triples}, set()  # type: ignore[misc]
+    if u.name == "DeleteWhere":
+        pattern, deletes, inserts = update_bgp(u.triples), u.triples, list[Any]()
+    else:  # Modify
+        pattern = update_pattern(u.where, u.prologue.base)
+        deletes, inserts = ((get(c, "triples") or []) if c else [] for c in (u.delete, u.insert))
+    try:
+        solutions = Maintainer(plan_of(pattern), data, max_rows=budget.steps).result
+    except ViewTooLarge:
+        raise OverLimit(f"the patch's WHERE makes more than {budget.steps:,} rows at one step on "
+                        "this resource; make it more selective") from None
+    return (_instances(template(deletes), solutions, budget),
+            _instances(template(inserts), solutions, budget))
+
+
+def _instances(tmpl: tuple[A.TriplePattern, ...], solutions: KSet, budget: Budget
+               ) -> set[Triple]:
+    """The template instantiated by each solution, its blank nodes new ones
+    for each (and for each copy of a solution repeated). An instance with an
+    unbound variable, a literal subject or a predicate that is no IRI is left
+    out (§3.1.3: rdflib inserted it; pyoxigraph, the oracle, does not)."""
+    fresh = any(isinstance(x, str) and x.startswith("_:") for tp in tmpl
+                for x in (tp.s, tp.p, tp.o))
+    out: set[Triple] = set()
+    for m, k in solutions.items():
+        copies = max(k, 0) if fresh else min(k, 1)
+        budget.spend(copies * len(tmpl))
+        row: dict[str, Identifier] = dict(m)
+        for _ in range(copies):
+            made: dict[str, Identifier] = {}
+            for tp in tmpl:
+                s, p, o = (x if isinstance(x, Identifier) else
+                           made.setdefault(x, BNode()) if x.startswith("_:") else row.get(x)
+                           for x in (tp.s, tp.p, tp.o))
+                if isinstance(s, URIRef | BNode) and isinstance(p, URIRef) and o is not None:
+                    out.add((s, p, o))
+    return out
+
+
+class _Spending:
+    """The resource's dataset as an update's WHERE reads it, each quad read
+    spending the patch's budget (a WHERE of free patterns over a large
+    resource is refused, 422, not evaluated for minutes)."""
+
+    def __init__(self, ds: Quads, budget: Budget) -> None:
+        self.ds, self.budget = ds, budget
+
+    def match(self, g: object, s: Identifier | None, p: Identifier | None,
+              o: Identifier | None) -> list[tuple]:
+        found = list(self.ds.match(g, s, p, o))
+        self.budget.spend(len(found) + 1)
+        return found
+
+    def match_many(self, keys: Sequence[tuple]) -> list[list[tuple]]:
+        return [self.match(*k) for k in keys]
+
+    def graph_names(self) -> list[Identifier]:
+        return self.ds.graph_names()
+
+    def graph_size(self, g: Identifier) -> int:
+        return self.ds.graph_size(g)
 
 
 def _has_service(node: object) -> bool:
@@ -425,46 +485,26 @@ def _has_service(node: object) -> bool:
     return False
 
 
-class _BoundedStore(Store):
-    """The resource's triples as a patch's patterns are matched against
-    them — rdflib's terms where rdflib evaluates a SPARQL Update's WHERE
-    (through ``triples``, under a plain ``Graph``), the dictionary's fields
-    for N3 Patch's ``solid:where`` (``_matches``) — each matched triple
-    spending the patch's budget. Indexed by subject, predicate and object
-    with Python sets built at once: rdflib's ``Memory`` took 0.8 s to take
-    64k triples one ``add`` (and its events) at a time (design note 205)."""
+class _BoundedStore:
+    """The resource's triples, as the dictionary's fields, as N3 Patch's
+    ``solid:where`` is matched against them (``_matches``), each matched
+    triple spending the patch's budget. Indexed by subject, predicate and
+    object with Python sets built at once (design note 205)."""
 
-    def __init__(self, budget: Budget, triples: set[Triple] | set[Fielded]) -> None:
-        super().__init__()
+    def __init__(self, budget: Budget, triples: set[Fielded]) -> None:
         self.budget = budget
-        self.all: set[Any] = set(triples)  # rdflib's terms (SPARQL) or their fields (N3 Patch)
-        self.at: tuple[dict[Any, set[Any]], ...] = ({}, {}, {})
+        self.all: set[Fielded] = set(triples)
+        self.at: tuple[dict[Any, set[Fielded]], ...] = ({}, {}, {})
         for t in self.all:
-            self._index(t)
-
-    def _index(self, t: Any) -> None:
-        for where, term in zip(self.at, t, strict=True):
-            where.setdefault(term, set()).add(t)
-
-    def add(self, triple, context=None, quoted=False):  # type: ignore[no-untyped-def, override]
-        if triple not in self.all:
-            self.all.add(triple)
-            self._index(triple)
-
-    def remove(self, triple, context=None):  # type: ignore[no-untyped-def, override]
-        for t in [t for t, _ in self.triples(triple)]:
-            self.all.discard(t)
             for where, term in zip(self.at, t, strict=True):
-                where[term].discard(t)
+                where.setdefault(term, set()).add(t)
 
-    def triples(self, triple_pattern, context=None):  # type: ignore[no-untyped-def, override]
+    def triples(self, pattern: tuple[Any, ...]) -> Iterator[Fielded]:
+        """The triples matching ``pattern`` (None: any term)."""
         bound = [(where.get(term, set()), n) for n, (where, term) in
-                 enumerate(zip(self.at, triple_pattern, strict=True)) if term is not None]
+                 enumerate(zip(self.at, pattern, strict=True)) if term is not None]
         found = min(bound, key=lambda b: len(b[0]))[0] if bound else self.all
         for t in list(found):
-            if all(t[n] == triple_pattern[n] for _, n in bound):
+            if all(t[n] == pattern[n] for _, n in bound):
                 self.budget.spend()
-                yield t, iter(())
-
-    def __len__(self, context=None):  # type: ignore[no-untyped-def, override]
-        return len(self.all)
+                yield t
