@@ -124,6 +124,12 @@ class Dataset:
         graph = self.default if g is None else self.named.get(g)
         return graph is not None and t in graph.triples
 
+    def load(self, triples: Iterable[tuple[Identifier, Identifier, Identifier]]) -> None:
+        """Add triples to the default graph, their terms canonical already
+        (decoded from the dictionary): ``apply`` without its ΔG."""
+        for t in triples:
+            self.default.add(t)
+
     def apply(self, changes: Iterable[tuple[Quad, int]]) -> Delta:
         """Apply inserts (+1) and deletes (-1); return what really changed."""
         delta: Delta = {}

@@ -363,17 +363,14 @@ def _evaluated(body: str, base: str, steps: int, table: TermTable) -> Diff:
     resource crosses as its table of fields, its rdflib terms are made
     here, and only the diff comes back)."""
     update = _translated(body, base)
-    current = table.decoded()
-    written: dict[Triple, Triple] = {  # the stored forms, to delete
-        (canonical(s), canonical(p), canonical(o)): (s, p, o) for s, p, o in current}
     try:
-        after = _apply(set(written), update, Budget(steps))
+        change = _apply(table.decoded(), update, Budget(steps))  # decoded: canonical terms
     except (OverLimit, BadPatch):
         raise
     except (EngineError, RecursionError) as e:
         raise BadPatch(f"SPARQL Update failed: {e}") from None
-    gone = {written[t] for t in set(written) - after}
-    return _writable(TermTable.of(after - set(written))), TermTable.of(gone)
+    inserted, deleted = ([t for t, sign in change.items() if sign == side] for side in (1, -1))
+    return _writable(TermTable.of(inserted)), TermTable.of(deleted)
 
 
 def _writable(inserted: TermTable) -> TermTable:
@@ -388,21 +385,28 @@ def _writable(inserted: TermTable) -> TermTable:
     return inserted
 
 
-def _apply(triples: set[Triple], update: Any, budget: Budget) -> set[Triple]:
-    """The resource's triples after the update's operations, in order, each
-    as SPARQL 1.1 Update §3.1.3 has it: every solution of its WHERE found
-    first — by the engine, with a view's term semantics (rdflib's
-    evaluator computed ``"2.5"^^xsd:double * 3`` as a decimal and failed
-    the whole update on an ill-typed literal: design note 225) — then all
-    its deletions made, then all its insertions. Named graphs, WITH and
-    USING are refused before (``_translated``)."""
+def _apply(triples: set[Triple], update: Any, budget: Budget) -> dict[Triple, int]:
+    """The resource's change by the update's operations, in order (each
+    triple inserted, +1, or deleted, -1), each as SPARQL 1.1 Update §3.1.3
+    has it: every solution of its WHERE found first — by the engine, with a
+    view's term semantics (rdflib's evaluator computed
+    ``"2.5"^^xsd:double * 3`` as a decimal and failed the whole update on
+    an ill-typed literal: design note 225) — then all its deletions made,
+    then all its insertions. Named graphs, WITH and USING are refused
+    before (``_translated``)."""
     ds = Quads()
-    ds.apply(((None, *t), 1) for t in triples)
+    ds.load(triples)
     data = _Spending(ds, budget)
+    change: dict[Triple, int] = {}
     for u in update.algebra:
         gone, made = _operation(u, data, budget)
-        ds.apply([((None, *t), -1) for t in gone] + [((None, *t), 1) for t in made])
-    return {q[1:] for q in ds.quads()}  # type: ignore[misc]
+        for quad, sign in ds.apply([((None, *t), -1) for t in gone]
+                                   + [((None, *t), 1) for t in made]).items():
+            t = quad[1:]
+            net = change.pop(t, 0) + sign  # type: ignore[call-overload]
+            if net:
+                change[t] = net  # type: ignore[index]
+    return change
 
 
 def _operation(u: Any, data: QuadStore, budget: Budget) -> tuple[set[Triple], set[Triple]]:
