@@ -52,8 +52,9 @@ from views.normalize import normalize
 # rounded once to a float (note 220); 13: GRAPH ?g evaluates OPTIONAL, MINUS
 # and EXISTS graph by graph where a solution binds no triple pattern (note 222);
 # 14: a grouped SELECT expression naming an earlier one reads its value (note 223);
-# 15: a decimal cast to a string keeps every digit (note 224)
-SEMANTICS = 15
+# 15: a decimal cast to a string keeps every digit (note 224); 16: REGEX's flag i
+# folds the pattern's characters before a class is negated, not its escapes (note 226)
+SEMANTICS = 16
 
 
 # ------------------------------------------------------------------ nodes

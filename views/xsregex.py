@@ -12,12 +12,13 @@ out whole; the rest is parsed and checked, so that a text XPath refuses
 (``a{,2}``, ``a{``, ``\\b``) is an error, not a different pattern.
 
 >>> print(translate("a.c", ""), translate("a.c", "s"), translate("[a-c-[b]]", "i"))
-\\x{61}[^\\n\\r]\\x{63} \\x{61}(?s:.)\\x{63} (?i)[\\x{61}\\x{63}]
+\\x{61}[^\\n\\r]\\x{63} \\x{61}(?s:.)\\x{63} [\\x{41}\\x{43}\\x{61}\\x{63}]
 """
 
 from __future__ import annotations
 
 import unicodedata
+from bisect import bisect_left, bisect_right
 from functools import cache
 
 from views.terms import ExprError
@@ -98,6 +99,49 @@ def category(name: str) -> Ranges:
     return found
 
 
+@cache
+def _cased() -> tuple[list[int], dict[int, Ranges]]:
+    """The code points with case variants, sorted, and each one's variants
+    (itself included): F&O 3.1 §5.6.1.1's flag ``i`` matches a character
+    and each character that shares its upper case or its lower case (one
+    pass over the code points, the first time the flag is used)."""
+    by_upper: dict[str, list[int]] = {}
+    by_lower: dict[str, list[int]] = {}
+    cased: list[int] = []
+    for cp in range(_MAX + 1):
+        c = chr(cp)
+        upper, lower = c.upper(), c.lower()
+        if upper == c and lower == c:
+            continue
+        cased.append(cp)
+        for key, groups in ((upper, by_upper), (lower, by_lower)):
+            groups.setdefault(key, []).append(cp)
+    for cp in list(cased):  # a mapping's target ("i" of "I") shares its keys
+        for target in (chr(cp).upper(), chr(cp).lower()):
+            if len(target) == 1 and ord(target) not in by_upper.get(target.upper(), ()):
+                by_upper.setdefault(target.upper(), []).append(ord(target))
+                by_lower.setdefault(target.lower(), []).append(ord(target))
+                cased.append(ord(target))
+    variants = {cp: union(*(((v, v),) for v in {*by_upper.get(chr(cp).upper(), ()),
+                                                 *by_lower.get(chr(cp).lower(), ()), cp}))
+                for cp in cased}
+    return sorted(variants), variants
+
+
+def folded(s: Ranges) -> Ranges:
+    """``s`` and every case variant of its characters (flag ``i``).
+
+    >>> folded(((ord("a"), ord("b")),)) == ((0x41, 0x42), (0x61, 0x62))
+    True
+    """
+    order, variants = _cased()
+    out = [s]
+    for lo, hi in s:
+        for cp in order[bisect_left(order, lo):bisect_right(order, hi)]:
+            out.append(variants[cp])
+    return union(*out)
+
+
 def _multi(c: str) -> Ranges | None:
     """The set of a multi-character escape ``\\c`` (and its complement for
     the upper case), None when ``c`` names none."""
@@ -128,6 +172,17 @@ class _Parser:
     def __init__(self, text: str, flags: str) -> None:
         self.text, self.i = text, 0
         self.dotall, self.extended = "s" in flags, "x" in flags
+        self.fold = "i" in flags  # a pattern's own characters match their case variants
+
+    def char(self, c: str) -> str:
+        """A character of the pattern, as an atom."""
+        return _write(folded(((ord(c), ord(c)),))) if self.fold else _char(c)
+
+    def chars(self, lo: str, hi: str) -> Ranges:
+        """A character or a range in a class, before negation or subtraction
+        (F&O 3.1 §5.6.1.1: ``[^a]`` with ``i`` matches neither a nor A)."""
+        s = ((ord(lo), ord(hi)),)
+        return folded(s) if self.fold else s
 
     def fail(self, why: str) -> ExprError:
         return ExprError(f"regex {self.text!r} at {self.i}: {why}")
@@ -216,7 +271,7 @@ class _Parser:
             return _char(escaped) if isinstance(escaped, str) else _write(escaped)
         if c in _META:
             raise self.fail(f"{c} must be escaped")
-        return _char(c)
+        return self.char(c)
 
     def escape(self) -> str | Ranges:
         """After a backslash: a character, or a set of them."""
@@ -268,9 +323,9 @@ class _Parser:
                 hi = self.class_char(self.take(in_class=True))
                 if isinstance(hi, tuple) or ord(hi) < ord(lo):
                     raise self.fail("bad range")
-                parts.append(((ord(lo), ord(hi)),))
+                parts.append(self.chars(lo, hi))
             else:
-                parts.append(((ord(lo), ord(lo)),))
+                parts.append(self.chars(lo, lo))
         s = union(*parts)
         return complement(s) if negated else s
 
@@ -285,12 +340,12 @@ class _Parser:
 def translate(pattern: str, flags: str) -> str:
     """RE2's text for the XPath ``pattern`` under ``flags`` (checked:
     ``ismxq``); an ExprError for a text XPath refuses or RE2 cannot run."""
+    parser = _Parser(pattern, flags)
     if "q" in flags:
-        body = "".join(_char(c) for c in pattern)
+        body = "".join(parser.char(c) for c in pattern)
     else:
-        parser = _Parser(pattern, flags)
         body = parser.regexp()
         if parser.peek() is not None:
             raise parser.fail("unbalanced )")
-    inline = "".join(c for c in "im" if c in flags)
-    return (f"(?{inline})" if inline else "") + body
+    # no (?i): RE2 would fold escapes and complemented classes too (\p{Lu}, [^a])
+    return ("(?m)" if "m" in flags else "") + body
