@@ -73,15 +73,23 @@ class Report:
                           for o in self.outcomes]}
 
 
-def discover(root: Path) -> Iterator[W3CTest]:
-    """Every mf:QueryEvaluationTest in the manifest.ttl files under ``root``."""
+def manifest_entries(root: Path) -> Iterator[tuple[str, Graph, Node]]:
+    """Every entry of the manifest.ttl files under ``root``: its name in the
+    suite (``syntax-query/manifest#test_1``), its manifest's graph, its node."""
     for manifest in sorted(root.rglob("manifest.ttl")):
         g = Graph()
         g.parse(manifest, format="turtle")
+        prefix = f"{manifest.parent.relative_to(root)}/manifest#"
         for entries in g.objects(None, MF.entries):
             for entry in Collection(g, entries):
-                if (entry, RDF.type, MF.QueryEvaluationTest) in g:
-                    yield _test(g, entry)
+                yield prefix + str(entry).rpartition("#")[2], g, entry
+
+
+def discover(root: Path) -> Iterator[W3CTest]:
+    """Every mf:QueryEvaluationTest in the manifest.ttl files under ``root``."""
+    for _, g, entry in manifest_entries(root):
+        if (entry, RDF.type, MF.QueryEvaluationTest) in g:
+            yield _test(g, entry)
 
 
 def _test(g: Graph, entry: Node) -> W3CTest:

@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 from rdflib import RDF, Graph, Namespace
-from rdflib.collection import Collection
 from rdflib.compare import isomorphic
 
 from server.api.ldp.patch import DEFAULT_STEPS, BadPatch, _evaluated, _translated
 from server.tools.paths import W3C as SUITE
-from server.tools.w3c import MF, _path
+from server.tools.w3c import MF, _path, manifest_entries
 from storage.terms import TermTable
 
 UT = Namespace("http://www.w3.org/2009/sparql/tests/test-update#")
@@ -38,19 +37,13 @@ class UpdateTest:
 def discover(root: Path) -> list[UpdateTest]:
     """The update evaluation tests under ``root``."""
     found = []
-    for manifest in sorted(root.rglob("manifest.ttl")):
-        g = Graph()
-        g.parse(manifest, format="turtle")
-        for entries in g.objects(None, MF.entries):
-            for entry in Collection(g, entries):
-                if (entry, RDF.type, MF.UpdateEvaluationTest) not in g:
-                    continue
-                action, result = g.value(entry, MF.action), g.value(entry, MF.result)
-                data, after = g.value(action, UT.data), g.value(result, UT.data)
-                found.append(UpdateTest(
-                    f"{manifest.parent.relative_to(root)}/manifest#{str(entry).rpartition('#')[2]}",
-                    _path(g.value(action, UT.request)),
-                    None if data is None else _path(data), None if after is None else _path(after)))
+    for name, g, entry in manifest_entries(root):
+        if (entry, RDF.type, MF.UpdateEvaluationTest) in g:
+            action, result = g.value(entry, MF.action), g.value(entry, MF.result)
+            data, after = g.value(action, UT.data), g.value(result, UT.data)
+            found.append(UpdateTest(name, _path(g.value(action, UT.request)),
+                                    None if data is None else _path(data),
+                                    None if after is None else _path(after)))
     return found
 
 

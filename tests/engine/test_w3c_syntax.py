@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from rdflib import RDF, Graph
-from rdflib.collection import Collection
+from rdflib import RDF
 
 from server.api.ldp.patch import BadPatch, _translated
 from server.tools.paths import W3C as SUITE
-from server.tools.w3c import MF, _path
+from server.tools.w3c import MF, _path, manifest_entries
 from views.compile import compile_query
 from views.errors import SparqlSyntaxError, UnsupportedFeature
 from views.grammar import parsed
@@ -50,21 +49,10 @@ class SyntaxTest:
 
 
 def discover(root: Path) -> list[SyntaxTest]:
-    """Every syntax test in the manifest.ttl files under ``root``, read as
-    ``server.tools.w3c.discover`` reads the evaluation tests."""
-    found = []
-    for manifest in sorted(root.rglob("manifest.ttl")):
-        g = Graph()
-        g.parse(manifest, format="turtle")
-        for entries in g.objects(None, MF.entries):
-            for entry in Collection(g, entries):
-                for kind, (update, positive) in KINDS.items():
-                    if (entry, RDF.type, kind) in g:
-                        name = f"{manifest.parent.relative_to(root)}/manifest#"
-                        name += str(entry).rpartition("#")[2]
-                        found.append(SyntaxTest(name, _path(g.value(entry, MF.action)),
-                                                update, positive))
-    return found
+    """Every syntax test in the manifest.ttl files under ``root``."""
+    return [SyntaxTest(name, _path(g.value(entry, MF.action)), update, positive)
+            for name, g, entry in manifest_entries(root)
+            for kind, (update, positive) in KINDS.items() if (entry, RDF.type, kind) in g]
 
 
 TESTS = discover(SUITE) if SUITE.is_dir() else []
