@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import random
 import re
+import uuid
 from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from functools import lru_cache
@@ -622,3 +624,29 @@ FUNCTIONS[str(XSD.boolean)] = _cast_boolean
 FUNCTIONS[str(XSD.dateTime)] = _cast_datetime
 for _k in (XSD.integer, XSD.decimal, XSD.float, XSD.double):
     FUNCTIONS[str(_k)] = _cast_numeric(_k)
+
+
+# ------------------------------------------- functions of an update's evaluation only
+# A view's query may not call them (``views.parse`` refuses them: a maintained
+# view must be a function of its data); an update's WHERE may, each call made
+# once per solution (design note 225). NOW() is a constant of the request.
+
+
+@fn("RAND")
+def _rand() -> Literal:
+    return make_numeric(random.random(), XSD.double)
+
+
+@fn("UUID")
+def _uuid() -> URIRef:
+    return URIRef(f"urn:uuid:{uuid.uuid4()}")
+
+
+@fn("STRUUID")
+def _struuid() -> Literal:
+    return Literal(str(uuid.uuid4()))
+
+
+@fn("BNODE")
+def _bnode() -> BNode:
+    return BNode()

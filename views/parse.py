@@ -21,6 +21,8 @@ from views.scope import leaf
 from views.terms import canonical
 
 _BASE: ContextVar[str | None] = ContextVar("base", default=None)
+# an update's NOW(); unset for a view, whose query may call no volatile function
+_NOW: ContextVar[Literal | None] = ContextVar("now", default=None)
 _ARG_ORDER = ("arg", "arg1", "arg2", "arg3", "text", "start", "length", "pattern",
               "replacement", "flags")
 _NONDETERMINISTIC = {"NOW", "RAND", "UUID", "STRUUID", "BNODE"}
@@ -60,15 +62,18 @@ def parse(text: str, base: str | None = None) -> A.Query:
         _BASE.reset(token)
 
 
-def update_pattern(where: CompValue, base: str | None) -> A.Pattern:
+def update_pattern(where: CompValue, base: str | None, now: Literal) -> A.Pattern:
     """The WHERE of a SPARQL Update's DELETE/INSERT (rdflib's algebra of its
     group graph pattern) in our algebra, so that an update's solutions are
-    the engine's, with the term semantics of a view (design note 225)."""
-    token = _BASE.set(base)
+    the engine's, with the term semantics of a view (design note 225). It
+    may call NOW() (``now``, one value for the request), RAND(), UUID(),
+    STRUUID() and BNODE(), which a view may not."""
+    tokens = _BASE.set(base), _NOW.set(now)
     try:
         return _pattern(where)
     finally:
-        _BASE.reset(token)
+        _BASE.reset(tokens[0])
+        _NOW.reset(tokens[1])
 
 
 def update_bgp(triples: list[tuple[Any, Any, Any]]) -> A.Pattern:
@@ -414,7 +419,14 @@ def _expr(e: Any) -> A.Expr:
     if name.startswith("Builtin_"):
         fn = name.removeprefix("Builtin_")
         if fn in _NONDETERMINISTIC:
-            raise UnsupportedFeature(f"{fn}() is not deterministic")
+            now = _NOW.get()
+            if now is None:
+                raise UnsupportedFeature(f"{fn}() is not deterministic")
+            if fn == "NOW":
+                return A.Const(term=now)
+            if fn == "BNODE" and dict.get(e, "arg") is not None:
+                raise UnsupportedFeature("BNODE with an argument")
+            return A.Call(fn=fn.upper(), args=())
         args = _builtin_args(e)
         base = _BASE.get()
         if fn in ("IRI", "URI") and base:

@@ -413,3 +413,31 @@ def test_a_where_the_engine_cannot_evaluate_is_refused_by_name_before_any_lock()
     with pytest.raises(BadPatch, match="LIMIT/OFFSET inside a sub-select"):
         _checked("INSERT { ?s <http://e/q> 1 } WHERE { { SELECT ?s { ?s ?p ?o } LIMIT 1 } }",
                  BASE)
+
+
+def test_an_updates_where_may_call_the_functions_a_view_may_not() -> None:
+    """NOW(), UUID(), STRUUID(), RAND() and BNODE() in an update's WHERE, as
+    rdflib evaluated them before note 225 (a view refuses them: its results
+    must be a function of its data): NOW() one value for the whole request,
+    the others new for each solution. BNODE with an argument is refused by
+    name."""
+    ex = "http://ex.example/"
+    a, b, p = URIRef(ex + "a"), URIRef(ex + "b"), URIRef(ex + "p")
+    body = ("PREFIX : <http://ex.example/>\n"
+            "INSERT { ?s :t ?now ; :id ?id ; :u ?u ; :r ?r ; :n ?n } WHERE { ?s :p ?o "
+            "BIND(NOW() AS ?now) BIND(STRUUID() AS ?id) BIND(UUID() AS ?u) BIND(RAND() AS ?r) "
+            "BIND(BNODE() AS ?n) } ;\n"
+            "INSERT { :c :t ?now } WHERE { BIND(NOW() AS ?now) }")
+    inserted, _ = _evaluate(body, {(a, p, Literal(1)), (b, p, Literal(2))})
+    by = {name: [o for s, q, o in inserted if q == URIRef(ex + name)]
+          for name in ("t", "id", "u", "r", "n")}
+    assert len(by["t"]) == 3 and len(set(by["t"])) == 1  # both operations' NOW()
+    assert by["t"][0].datatype == URIRef(X + "dateTime")
+    for name in ("id", "u", "r", "n"):
+        assert len(set(by[name])) == 2, name  # one per solution, each new
+    assert all(str(u).startswith("urn:uuid:") for u in by["u"])
+    assert all(isinstance(n, BNode) for n in by["n"])
+    assert all(0 <= float(r) < 1 and r.datatype == URIRef(X + "double") for r in by["r"])
+    with pytest.raises(BadPatch, match="BNODE with an argument"):
+        _checked('INSERT { <http://e/a> <http://e/b> ?n } WHERE { BIND(BNODE("x") AS ?n) }',
+                 BASE)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 from itertools import islice
 from typing import Any
@@ -339,7 +340,7 @@ def _translated(body: str, base: str) -> Any:
                            "requests on a client's behalf")
         if op.name == "Modify":  # one the engine cannot evaluate is refused now, by name
             try:
-                plan_of(update_pattern(op.where, op.prologue.base))
+                plan_of(update_pattern(op.where, op.prologue.base, _now()))
             except (EngineError, RecursionError) as e:
                 raise BadPatch(f"SPARQL Update: {e}") from None
     _labels_unshared(update.algebra)
@@ -398,8 +399,9 @@ def _apply(triples: set[Triple], update: Any, budget: Budget) -> dict[Triple, in
     ds.load(triples)
     data = _Spending(ds, budget)
     change: dict[Triple, int] = {}
+    now = _now()  # NOW() is one value in all of the request's operations
     for u in update.algebra:
-        gone, made = _operation(u, data, budget)
+        gone, made = _operation(u, data, budget, now)
         for quad, sign in ds.apply([((None, *t), -1) for t in gone]
                                    + [((None, *t), 1) for t in made]).items():
             t = quad[1:]
@@ -409,7 +411,12 @@ def _apply(triples: set[Triple], update: Any, budget: Budget) -> dict[Triple, in
     return change
 
 
-def _operation(u: Any, data: QuadStore, budget: Budget) -> tuple[set[Triple], set[Triple]]:
+def _now() -> Literal:
+    return Literal(datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), datatype=XSD.dateTime)
+
+
+def _operation(u: Any, data: QuadStore, budget: Budget, now: Literal
+               ) -> tuple[set[Triple], set[Triple]]:
     """What one operation deletes and inserts. INSERT DATA's and a
     template's blank nodes are new nodes, per solution (§3.1.1, §3.1.3)."""
     get = dict.get  # CompValue.get answers a missing key with its name
@@ -420,7 +427,7 @@ def _operation(u: Any, data: QuadStore, budget: Budget) -> tuple[set[Triple], se
     if u.name == "DeleteWhere":
         pattern, deletes, inserts = update_bgp(u.triples), u.triples, list[Any]()
     else:  # Modify
-        pattern = update_pattern(u.where, u.prologue.base)
+        pattern = update_pattern(u.where, u.prologue.base, now)
         deletes, inserts = ((get(c, "triples") or []) if c else [] for c in (u.delete, u.insert))
     try:
         solutions = Maintainer(plan_of(pattern), data, max_rows=budget.steps).result
