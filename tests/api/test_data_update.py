@@ -441,3 +441,13 @@ def test_an_updates_where_may_call_the_functions_a_view_may_not() -> None:
     with pytest.raises(BadPatch, match="BNODE with an argument"):
         _checked('INSERT { <http://e/a> <http://e/b> ?n } WHERE { BIND(BNODE("x") AS ?n) }',
                  BASE)
+
+
+@pytest.mark.parametrize("body", ["# only a comment\n", "BASE <http://e/>\n", "PREFIX : <http://e/>"])
+def test_an_update_of_no_operations_changes_nothing(body: str) -> None:
+    """SPARQL 1.1 Update's grammar lets a request hold no operation; rdflib
+    then translates it to a bare list, which was a 500 (found by mutating
+    bodies: ``'list' object has no attribute 'algebra'``)."""
+    assert _checked(body, BASE) == frozenset()
+    assert _evaluate(body, {(URIRef("http://e/a"), URIRef("http://e/p"), Literal(1))}) \
+        == (set(), set())

@@ -301,7 +301,7 @@ def _checked(body: str, base: str) -> frozenset[str]:
     algebra does not pickle)."""
     get = dict.get  # CompValue.get answers a missing key with its name
     needs: frozenset[str] = frozenset()
-    for op in _translated(body, base).algebra:
+    for op in _translated(body, base):
         where = op.name == "DeleteWhere" or bool(get(op, "where"))
         inserts = op.name == "InsertData" or bool(get(op, "insert"))
         deletes = op.name in ("DeleteData", "DeleteWhere") or bool(get(op, "delete"))
@@ -309,9 +309,10 @@ def _checked(body: str, base: str) -> frozenset[str]:
     return needs
 
 
-def _translated(body: str, base: str) -> Any:
-    """The update's algebra, refused (``BadPatch``) unless it is an update of
-    one resource's graph that makes no requests."""
+def _translated(body: str, base: str) -> list[Any]:
+    """The update's operations (rdflib's algebra of each), refused
+    (``BadPatch``) unless it is an update of one resource's graph that makes
+    no requests."""
     from rdflib.plugins.sparql.algebra import translateUpdate
 
     try:
@@ -320,7 +321,8 @@ def _translated(body: str, base: str) -> Any:
         update = translateUpdate(tree, base=base)
     except Exception as e:  # noqa: BLE001 - pyparsing and rdflib raise many types
         raise BadPatch(f"SPARQL Update parse error: {e}") from None
-    for op in update.algebra:
+    operations: list[Any] = getattr(update, "algebra", [])  # a request of none: rdflib's []
+    for op in operations:
         if op.name not in ALLOWED:
             raise BadPatch(f"{op.name} is not allowed on a resource (use INSERT DATA, "
                            "DELETE DATA, DELETE/INSERT WHERE or DELETE WHERE)")
@@ -343,8 +345,8 @@ def _translated(body: str, base: str) -> Any:
                 plan_of(update_pattern(op.where, op.prologue.base, _now()))
             except (EngineError, RecursionError) as e:
                 raise BadPatch(f"SPARQL Update: {e}") from None
-    _labels_unshared(update.algebra)
-    return update
+    _labels_unshared(operations)
+    return operations
 
 
 def _labels_unshared(operations: Any) -> None:
@@ -363,9 +365,9 @@ def _evaluated(body: str, base: str, steps: int, table: TermTable) -> Diff:
     """The update's diff of the resource (run in a pool process: the
     resource crosses as its table of fields, its rdflib terms are made
     here, and only the diff comes back)."""
-    update = _translated(body, base)
+    operations = _translated(body, base)
     try:
-        change = _apply(table.decoded(), update, Budget(steps))  # decoded: canonical terms
+        change = _apply(table.decoded(), operations, Budget(steps))  # decoded: canonical terms
     except (OverLimit, BadPatch):
         raise
     except (EngineError, RecursionError) as e:
@@ -386,7 +388,7 @@ def _writable(inserted: TermTable) -> TermTable:
     return inserted
 
 
-def _apply(triples: set[Triple], update: Any, budget: Budget) -> dict[Triple, int]:
+def _apply(triples: set[Triple], operations: list[Any], budget: Budget) -> dict[Triple, int]:
     """The resource's change by the update's operations, in order (each
     triple inserted, +1, or deleted, -1), each as SPARQL 1.1 Update §3.1.3
     has it: every solution of its WHERE found first — by the engine, with a
@@ -400,7 +402,7 @@ def _apply(triples: set[Triple], update: Any, budget: Budget) -> dict[Triple, in
     data = _Spending(ds, budget)
     change: dict[Triple, int] = {}
     now = _now()  # NOW() is one value in all of the request's operations
-    for u in update.algebra:
+    for u in operations:
         gone, made = _operation(u, data, budget, now)
         for quad, sign in ds.apply([((None, *t), -1) for t in gone]
                                    + [((None, *t), 1) for t in made]).items():
