@@ -8,7 +8,7 @@ blank nodes are fresh variables, projected away).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from rdflib.term import Identifier
@@ -248,8 +248,22 @@ class Closure:
     graph: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class Sliced:
+    """A sub-select with LIMIT or OFFSET: its pattern's solutions ordered,
+    projected (``vars``), made distinct and sliced. Counting cannot maintain
+    it, so only an update's WHERE holds one, evaluated once before the rest
+    (design note 225)."""
+    p: Pattern
+    vars: tuple[str, ...]
+    order: tuple[OrderKey, ...]
+    distinct: bool
+    limit: int | None
+    offset: int
+
+
 Pattern = (BGP | Join | LeftJoin | Union_ | Minus | Filter | Extend | Values | Project | Distinct
-           | Graph | Group | GraphNames | PathPattern | Closure)
+           | Graph | Group | GraphNames | PathPattern | Closure | Sliced)
 
 
 # ---------------------------------------------------------------------- query
@@ -284,25 +298,31 @@ def children(p: Pattern) -> tuple[Pattern, ...]:
     match p:
         case Join() | LeftJoin() | Union_() | Minus():
             return (p.left, p.right)
-        case Filter() | Extend() | Project() | Distinct() | Graph() | Group() | Closure():
+        case Filter() | Extend() | Project() | Distinct() | Graph() | Group() | Closure() | Sliced():
             return (p.p,)
         case _:
             return ()
 
 
+def inside(node: object) -> Iterator[object]:
+    """``node`` and every node of the algebra below it (a pattern,
+    expression or query), EXISTS included: a walk over every field of the
+    algebra's dataclasses, so no pattern or expression kind is missed."""
+    if isinstance(node, tuple):
+        for x in node:
+            yield from inside(x)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        yield node
+        for f in dataclasses.fields(node):
+            yield from inside(getattr(node, f.name))
+
+
 def uses_named_graphs(node: object) -> bool:
     """Does ``node`` (a pattern, expression or query) read named graphs — a
-    GRAPH pattern anywhere, EXISTS included (SPARQL 1.1 §13.3)? A walk over
-    every field, as ``triple_patterns``."""
-    if isinstance(node, GraphNames | Graph):
-        return True
-    if isinstance(node, TriplePattern | PathPattern):
-        return node.g is not None
-    if isinstance(node, tuple):
-        return any(uses_named_graphs(x) for x in node)
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        return any(uses_named_graphs(getattr(node, f.name)) for f in dataclasses.fields(node))
-    return False
+    GRAPH pattern anywhere, EXISTS included (SPARQL 1.1 §13.3)?"""
+    return any(isinstance(n, GraphNames | Graph)
+               or isinstance(n, TriplePattern | PathPattern) and n.g is not None
+               for n in inside(node))
 
 
 def expr_children(e: Expr) -> tuple[Expr, ...]:

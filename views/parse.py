@@ -67,7 +67,8 @@ def update_pattern(where: CompValue, base: str | None, now: Literal) -> A.Patter
     group graph pattern) in our algebra, so that an update's solutions are
     the engine's, with the term semantics of a view (design note 225). It
     may call NOW() (``now``, one value for the request), RAND(), UUID(),
-    STRUUID() and BNODE(), which a view may not."""
+    STRUUID() and BNODE(), and hold a sub-select with LIMIT or OFFSET
+    (``A.Sliced``), which a view may not."""
     tokens = _BASE.set(base), _NOW.set(now)
     try:
         return _pattern(where)
@@ -263,7 +264,9 @@ def _sub(n: CompValue) -> A.Pattern:
         return _values(n.res)
     match n.name:
         case "Slice":
-            raise UnsupportedFeature("LIMIT/OFFSET inside a sub-select")
+            if _NOW.get() is None:  # a view's
+                raise UnsupportedFeature("LIMIT/OFFSET inside a sub-select")
+            return _sliced(n)
         case "Project":
             return A.Project(p=_sub(n.p), vars=tuple(str(v) for v in n.PV))
         case "Distinct" | "Reduced":
@@ -271,6 +274,25 @@ def _sub(n: CompValue) -> A.Pattern:
         case "OrderBy":
             return _sub(n.p)
     return _pattern(n)
+
+
+def _sliced(n: CompValue) -> A.Sliced:
+    """An update's sub-select with LIMIT or OFFSET (§18.2.5: ordered,
+    projected, made distinct, then sliced)."""
+    node, distinct = n.p, False
+    variables: tuple[str, ...] = ()
+    order: tuple[A.OrderKey, ...] = ()
+    while node.name in ("Project", "Distinct", "Reduced", "OrderBy"):
+        match node.name:
+            case "Project":
+                variables = tuple(str(v) for v in node.PV)
+            case "Distinct" | "Reduced":
+                distinct = True
+            case "OrderBy":
+                order = tuple(_order_key(c) for c in node.expr)
+        node = node.p
+    return A.Sliced(p=_pattern(node), vars=variables, order=order, distinct=distinct,
+                    limit=n.length, offset=n.start or 0)
 
 
 def _values(rows: list[dict[Variable, Identifier]]) -> A.Values:

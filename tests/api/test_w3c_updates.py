@@ -80,8 +80,9 @@ def test_update(test: UpdateTest) -> None:
         with pytest.raises(BadPatch, match="named graphs|not allowed"):
             _translated(text, base)
         return
-    before = set(_graph(test.data))
-    inserted, deleted = _evaluated(text, base, DEFAULT_STEPS, TermTable.of(before))
+    table = TermTable.of(set(_graph(test.data)))
+    before = table.decoded()  # one form per term, as the dictionary holds them
+    inserted, deleted = _evaluated(text, base, DEFAULT_STEPS, table)
     got = Graph()
     for t in (before - deleted.decoded()) | inserted.decoded():
         got.add(t)

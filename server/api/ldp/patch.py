@@ -6,11 +6,11 @@ WHERE) on the resource's graph."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, MutableSequence, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from itertools import islice
-from typing import Any
+from typing import Any, cast
 
 from rdflib import RDF, XSD, Graph, Literal, Namespace, URIRef
 from rdflib.graph import Dataset, QuotedGraph
@@ -24,12 +24,13 @@ from storage.terms import Position, TermTable
 from views import algebra as A
 from views.dataset import Dataset as Quads
 from views.dataset import QuadStore
-from views.errors import EngineError, ViewTooLarge
+from views.errors import EngineError, UnsupportedFeature, ViewTooLarge
 from views.grammar import parsed
 from views.interpret import Maintainer
 from views.kset import KSet
 from views.parse import keep_constant_filters, template, update_bgp, update_pattern
 from views.plan import plan_of
+from views.results import solutions
 from views.terms import KINDS, TermFields, canonical, fields_of  # rdflib's lexical forms kept
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
@@ -342,7 +343,9 @@ def _translated(body: str, base: str) -> list[Any]:
                            "requests on a client's behalf")
         if op.name == "Modify":  # one the engine cannot evaluate is refused now, by name
             try:
-                plan_of(update_pattern(op.where, op.prologue.base, _now()))
+                pattern = update_pattern(op.where, op.prologue.base, _now())
+                nothing, budget = Quads(), Budget(DEFAULT_STEPS)  # evaluated on no data
+                _solutions(_slices_evaluated(pattern, nothing, budget), nothing, budget)
             except (EngineError, RecursionError) as e:
                 raise BadPatch(f"SPARQL Update: {e}") from None
     _labels_unshared(operations)
@@ -431,13 +434,42 @@ def _operation(u: Any, data: QuadStore, budget: Budget, now: Literal
     else:  # Modify
         pattern = update_pattern(u.where, u.prologue.base, now)
         deletes, inserts = ((get(c, "triples") or []) if c else [] for c in (u.delete, u.insert))
+    solutions = _solutions(_slices_evaluated(pattern, data, budget), data, budget)
+    return (_instances(template(deletes), solutions, budget),
+            _instances(template(inserts), solutions, budget))
+
+
+def _solutions(pattern: A.Pattern, data: QuadStore, budget: Budget) -> KSet:
+    """The pattern's solutions over the resource, evaluated fresh by the
+    engine; a node of more rows than the budget's steps is refused (422)."""
+    if any(isinstance(n, A.Sliced) for n in A.inside(pattern)):  # left in an EXISTS
+        raise UnsupportedFeature("LIMIT/OFFSET in a sub-select inside EXISTS")
     try:
-        solutions = Maintainer(plan_of(pattern), data, max_rows=budget.steps).result
+        return Maintainer(plan_of(pattern), data, max_rows=budget.steps).result
     except ViewTooLarge:
         raise OverLimit(f"the patch's WHERE makes more than {budget.steps:,} rows at one step on "
                         "this resource; make it more selective") from None
-    return (_instances(template(deletes), solutions, budget),
-            _instances(template(inserts), solutions, budget))
+
+
+def _slices_evaluated(p: A.Pattern, data: QuadStore, budget: Budget) -> A.Pattern:
+    """``p`` with each sub-select of LIMIT or OFFSET (``A.Sliced``, inner
+    ones first) replaced by VALUES of its solutions: SPARQL evaluates a
+    sub-select on its own (§18.2.1), so its rows are the same wherever the
+    WHERE joins them. One inside an EXISTS is left, and refused
+    (``_solutions``): EXISTS substitutes the outer row into it (§18.6)."""
+    if isinstance(p, A.Sliced):
+        inner = _slices_evaluated(p.p, data, budget)
+        found = _solutions(inner, data, budget)
+        budget.spend(sum(found.values()))
+        rows = [{v: r[v] for v in p.vars if v in r} for r in solutions(
+            A.Query(form="SELECT", pattern=inner, variables=p.vars, order=p.order), found)]
+        if p.distinct:
+            rows = list({tuple(sorted(r.items())): r for r in rows}.values())
+        end = None if p.limit is None else p.offset + p.limit
+        return A.Values(rows=tuple(tuple(sorted(r.items())) for r in rows[p.offset:end]))
+    changed = {f.name: _slices_evaluated(v, data, budget) for f in fields(p)
+               if isinstance(v := getattr(p, f.name), A.Pattern)}
+    return replace(cast(Any, p), **changed) if changed else p
 
 
 def _instances(tmpl: tuple[A.TriplePattern, ...], solutions: KSet, budget: Budget
