@@ -174,6 +174,17 @@ def _rd(t: object) -> URIRef | BNode | Literal:
     return Literal(t.value, datatype=URIRef(t.datatype.value))
 
 
+def _pyoxigraphs(current: set[Triple], body: str) -> Graph:
+    """The resource pyoxigraph's SPARQL Update leaves (the oracle)."""
+    store = ox.Store()
+    store.extend(ox.Quad(*(_ox(x) for x in t)) for t in current)  # type: ignore[arg-type]
+    store.update(body)
+    out = Graph()
+    for q in store:
+        out.add(tuple(_rd(x) for x in (q.subject, q.predicate, q.object)))  # type: ignore[arg-type]
+    return out
+
+
 def _bnode_update(rng: random.Random) -> str:
     """INSERT DATA naming blank nodes — labels the resource also uses, new
     ones, ``[]`` — or a DELETE / INSERT WHERE whose template makes them and
@@ -206,12 +217,7 @@ def test_blank_nodes_of_an_update_are_new_nodes_as_pyoxigraphs() -> None:
                     rng.choice([BNode("b0"), URIRef(ex + "a"), Literal(rng.randint(1, 3))]))
                    for _ in range(rng.randint(0, 6))}
         body = _bnode_update(rng)
-        store = ox.Store()
-        store.extend(ox.Quad(*(_ox(x) for x in t)) for t in current)  # type: ignore[arg-type]
-        store.update(body)
-        want = Graph()
-        for q in store:
-            want.add(tuple(_rd(x) for x in (q.subject, q.predicate, q.object)))  # type: ignore[arg-type]
+        want = _pyoxigraphs(current, body)
         got = Graph()
         for t in sparql_update(body, BASE)(current):
             got.add(t)
@@ -482,12 +488,7 @@ def test_an_updates_sub_select_with_limit_is_evaluated_before_its_where() -> Non
         limit = rng.choice([f"LIMIT {rng.randint(0, 3)}", f"OFFSET {rng.randint(1, 3)}",
                             f"LIMIT {rng.randint(1, 3)} OFFSET {rng.randint(0, 2)}"])
         body = "PREFIX : <http://ex.example/>\n" + rng.choice(_SLICED).format(l=limit)
-        store = ox.Store()
-        store.extend(ox.Quad(*(_ox(x) for x in t)) for t in current)  # type: ignore[arg-type]
-        store.update(body)
-        want = Graph()
-        for q in store:
-            want.add(tuple(_rd(x) for x in (q.subject, q.predicate, q.object)))  # type: ignore[arg-type]
+        want = _pyoxigraphs(current, body)
         inserted, deleted = _evaluate(body, current)
         got = Graph()
         for t in (current - deleted) | inserted:
