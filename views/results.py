@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import hashlib
-from functools import cmp_to_key
+from collections.abc import Callable, Mapping
+from functools import cmp_to_key, partial
 
 from rdflib.term import BNode, Identifier, URIRef
 
@@ -69,18 +70,28 @@ def graph(q: A.Query, view: KSet) -> dict[Triple, int]:
         key = tuple(sorted((v, t.n3()) for v, t in row.items()))
         copy = copies[key] = copies.get(key, -1) + 1
         for tp in q.template:
-            s, p, o = (_instance(x, row, key, copy) for x in (tp.s, tp.p, tp.o))
-            if isinstance(s, URIRef | BNode) and isinstance(p, URIRef) and o is not None:
-                out[(s, p, o)] = out.get((s, p, o), 0) + 1
+            t = instance(tp, row, partial(_named_blank, key=key, copy=copy))
+            if t is not None:
+                out[t] = out.get(t, 0) + 1
     return out
 
 
-def _instance(x: A.Slot, row: dict[str, Identifier], key: tuple,
-              copy: int) -> Identifier | None:
-    if isinstance(x, Identifier):  # a constant (variables are plain strings)
-        return x
-    if x.startswith("_:"):
-        digest = hashlib.sha1(repr((x, key, copy)).encode()).hexdigest()[:20]
-        return BNode(f"c{digest}")
-    return row.get(x)
+def instance(tp: A.TriplePattern, row: Mapping[str, Identifier],
+             blank: Callable[[str], Identifier]) -> Triple | None:
+    """A template's triple instantiated by ``row`` (its blank nodes made by
+    ``blank`` from their labels), or None when a variable is unbound or the
+    instance is not RDF — a literal subject, a predicate that is no IRI
+    (SPARQL 1.1 §16.2, and Update §3.1.3 for an update's templates)."""
+    s, p, o = (x if isinstance(x, Identifier)  # a constant (variables are plain strings)
+               else blank(x) if x.startswith("_:") else row.get(x) for x in (tp.s, tp.p, tp.o))
+    if isinstance(s, URIRef | BNode) and isinstance(p, URIRef) and o is not None:
+        return s, p, o
+    return None
+
+
+def _named_blank(label: str, key: tuple, copy: int) -> BNode:
+    """A CONSTRUCT's blank node, named from its solution and copy: the same
+    at every read of a maintained graph."""
+    digest = hashlib.sha1(repr((label, key, copy)).encode()).hexdigest()[:20]
+    return BNode(f"c{digest}")
 

@@ -30,7 +30,7 @@ from views.interpret import Maintainer
 from views.kset import KSet
 from views.parse import keep_constant_filters, template, update_bgp, update_pattern
 from views.plan import plan_of
-from views.results import solutions
+from views.results import instance, solutions
 from views.terms import KINDS, TermFields, canonical, fields_of  # rdflib's lexical forms kept
 
 Change = Callable[[set[Triple]], set[Triple]]  # a patch, read: the resource before -> after
@@ -474,10 +474,9 @@ def _slices_evaluated(p: A.Pattern, data: QuadStore, budget: Budget) -> A.Patter
 
 def _instances(tmpl: tuple[A.TriplePattern, ...], solutions: KSet, budget: Budget
                ) -> set[Triple]:
-    """The template instantiated by each solution, its blank nodes new ones
-    for each (and for each copy of a solution repeated). An instance with an
-    unbound variable, a literal subject or a predicate that is no IRI is left
-    out (§3.1.3: rdflib inserted it; pyoxigraph, the oracle, does not)."""
+    """The template instantiated by each solution (``views.results.instance``:
+    an instance with an unbound variable or that is no RDF is left out, §3.1.3),
+    its blank nodes new ones for each solution and each copy of a repeated one."""
     fresh = any(isinstance(x, str) and x.startswith("_:") for tp in tmpl
                 for x in (tp.s, tp.p, tp.o))
     out: set[Triple] = set()
@@ -486,14 +485,15 @@ def _instances(tmpl: tuple[A.TriplePattern, ...], solutions: KSet, budget: Budge
         budget.spend(copies * len(tmpl))
         row: dict[str, Identifier] = dict(m)
         for _ in range(copies):
-            made: dict[str, Identifier] = {}
-            for tp in tmpl:
-                s, p, o = (x if isinstance(x, Identifier) else
-                           made.setdefault(x, BNode()) if x.startswith("_:") else row.get(x)
-                           for x in (tp.s, tp.p, tp.o))
-                if isinstance(s, URIRef | BNode) and isinstance(p, URIRef) and o is not None:
-                    out.add((s, p, o))
+            blank = _new_blanks()
+            out.update(t for tp in tmpl if (t := instance(tp, row, blank)) is not None)
     return out
+
+
+def _new_blanks() -> Callable[[str], Identifier]:
+    """A new blank node for each label, the same for a label given again."""
+    made: dict[str, Identifier] = {}
+    return lambda label: made.setdefault(label, BNode())
 
 
 class _Spending:
