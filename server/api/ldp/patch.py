@@ -298,11 +298,20 @@ def _full_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
 
 
 def _checked(body: str, base: str) -> frozenset[str]:
-    """``_translated`` for its errors and the modes the update needs (its
-    algebra does not pickle)."""
+    """``_translated`` for its errors, each WHERE checked by the engine (on
+    no data: refused by name before any lock, and not again when the update
+    is evaluated), and the modes the update needs (its algebra does not
+    pickle)."""
     get = dict.get  # CompValue.get answers a missing key with its name
     needs: frozenset[str] = frozenset()
     for op in _translated(body, base):
+        if op.name == "Modify":  # one the engine cannot evaluate is refused now, by name
+            try:
+                pattern = update_pattern(op.where, op.prologue.base, _now())
+                nothing, budget = Quads(), Budget(DEFAULT_STEPS)  # evaluated on no data
+                _solutions(_slices_evaluated(pattern, nothing, budget), nothing, budget)
+            except (EngineError, RecursionError) as e:
+                raise BadPatch(f"SPARQL Update: {e}") from None
         where = op.name == "DeleteWhere" or bool(get(op, "where"))
         inserts = op.name == "InsertData" or bool(get(op, "insert"))
         deletes = op.name in ("DeleteData", "DeleteWhere") or bool(get(op, "delete"))
@@ -341,13 +350,6 @@ def _translated(body: str, base: str) -> list[Any]:
         if _has_service(get(op, "where")):
             raise BadPatch("SERVICE is not allowed in an update: this server makes no "
                            "requests on a client's behalf")
-        if op.name == "Modify":  # one the engine cannot evaluate is refused now, by name
-            try:
-                pattern = update_pattern(op.where, op.prologue.base, _now())
-                nothing, budget = Quads(), Budget(DEFAULT_STEPS)  # evaluated on no data
-                _solutions(_slices_evaluated(pattern, nothing, budget), nothing, budget)
-            except (EngineError, RecursionError) as e:
-                raise BadPatch(f"SPARQL Update: {e}") from None
     _labels_unshared(operations)
     return operations
 
