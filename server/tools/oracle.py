@@ -14,18 +14,15 @@ from rdflib import URIRef
 from rdflib.term import BNode, Identifier, Literal
 
 from views.results import solutions
-from views.terms import ExprError, numeric_type, numeric_value
+from views.terms import ExprError, canonical, numeric_type, numeric_value
 
 
 def canon(t: object) -> tuple:
     """A term of either engine, compared by value for numbers."""
     if isinstance(t, (ox.NamedNode, URIRef)):
         return ("i", str(t.value if isinstance(t, ox.NamedNode) else t))
-    if isinstance(t, ox.Literal):
-        lit = Literal(t.value, lang=t.language,
-                      datatype=None if t.language else URIRef(t.datatype.value))
-    else:
-        lit = t  # type: ignore[assignment]
+    lit = from_ox(t) if isinstance(t, ox.Literal) else t
+    assert isinstance(lit, Literal)
     if numeric_type(lit) is not None:
         try:
             return ("n", str(numeric_type(lit)), float(numeric_value(lit)))
@@ -87,6 +84,16 @@ def to_ox(t: Identifier) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     if t.language:
         return ox.Literal(str(t), language=t.language)
     return ox.Literal(str(t), datatype=ox.NamedNode(str(t.datatype)) if t.datatype else None)
+
+
+def from_ox(t: ox.NamedNode | ox.BlankNode | ox.Literal) -> Identifier:
+    """pyoxigraph's term as ours, in its one form (``to_ox``'s inverse)."""
+    if isinstance(t, ox.NamedNode):
+        return URIRef(t.value)
+    if isinstance(t, ox.BlankNode):
+        return BNode(t.value)
+    return canonical(Literal(t.value, lang=t.language,
+                             datatype=None if t.language else URIRef(t.datatype.value)))
 
 
 def ox_quad(q: tuple) -> ox.Quad:

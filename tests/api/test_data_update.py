@@ -25,6 +25,7 @@ from server.api.ldp.patch import (
 )
 from server.api.ldp.rdf import Triple
 from server.errors import Conflict, OverLimit
+from server.tools.oracle import from_ox, ox_quad
 from storage.terms import TermTable
 from views.terms import TermFields, fields_of
 
@@ -134,9 +135,9 @@ def test_where_updates_agree_with_pyoxigraph_and_diff_only_what_changes() -> Non
         current, body = _graph(rng), _where_update(rng)
         inserted, deleted = _diff(_full_update(body, BASE), current)
         store = ox.Store()
-        store.extend(ox.Quad(*(_ox(x) for x in t)) for t in current)  # type: ignore[arg-type]
+        store.extend(ox_quad(t) for t in current)
         store.update(body)
-        want = {tuple(_rd(x) for x in (q.subject, q.predicate, q.object)) for q in store}
+        want = {tuple(from_ox(x) for x in (q.subject, q.predicate, q.object)) for q in store}
         assert (current - deleted) | inserted == want, body
         assert not inserted & current and deleted <= current, body
 
@@ -158,30 +159,14 @@ def test_an_n3_patch_diffs_only_what_it_changes() -> None:
     assert _diff(n3_patch(literal_subject, BASE), current) == ({(a, q, Literal(3))}, set())
 
 
-def _ox(t: object) -> ox.NamedNode | ox.BlankNode | ox.Literal:
-    if isinstance(t, BNode):
-        return ox.BlankNode(str(t))
-    return ox.NamedNode(str(t)) if isinstance(t, URIRef) else \
-        ox.Literal(str(t), datatype=ox.NamedNode(str(t.datatype)))  # type: ignore[attr-defined]
-
-
-def _rd(t: object) -> URIRef | BNode | Literal:
-    if isinstance(t, ox.NamedNode):
-        return URIRef(t.value)
-    if isinstance(t, ox.BlankNode):
-        return BNode(t.value)
-    assert isinstance(t, ox.Literal)
-    return Literal(t.value, datatype=URIRef(t.datatype.value))
-
-
 def _pyoxigraphs(current: set[Triple], body: str) -> Graph:
     """The resource pyoxigraph's SPARQL Update leaves (the oracle)."""
     store = ox.Store()
-    store.extend(ox.Quad(*(_ox(x) for x in t)) for t in current)  # type: ignore[arg-type]
+    store.extend(ox_quad(t) for t in current)
     store.update(body)
     out = Graph()
     for q in store:
-        out.add(tuple(_rd(x) for x in (q.subject, q.predicate, q.object)))  # type: ignore[arg-type]
+        out.add(tuple(from_ox(x) for x in (q.subject, q.predicate, q.object)))  # type: ignore[arg-type]
     return out
 
 
@@ -316,7 +301,7 @@ def test_n3_patches_agree_with_pyoxigraph() -> None:
                           f"solid:where {{ {' . '.join(where)} }}; solid:inserts {{ {inserts} }}; "
                           f"solid:deletes {{ {deletes} }}.", BASE)
         store = ox.Store()
-        store.extend(ox.Quad(*(_ox(x) for x in t)) for t in current)  # type: ignore[arg-type]
+        store.extend(ox_quad(t) for t in current)
         pattern = [w.replace("_:e", "?e_") for w in where]
         head = "PREFIX : <http://ex.example/> "
         one = len(list(store.query(head + f"SELECT * WHERE {{ {' . '.join(pattern)} }}"))) == 1  # type: ignore[arg-type]
@@ -330,7 +315,7 @@ def test_n3_patches_agree_with_pyoxigraph() -> None:
         assert one and there, (current, where, inserts, deletes)
         store.update(head + f"DELETE {{ {deletes} }} INSERT {{ {inserts} }} "
                      f"WHERE {{ {' . '.join(pattern)} }}")
-        want = {tuple(_rd(x) for x in (q.subject, q.predicate, q.object)) for q in store}
+        want = {tuple(from_ox(x) for x in (q.subject, q.predicate, q.object)) for q in store}
         assert _fields((current - deleted) | inserted) == _fields(want), (where, inserts, deletes)
         applied += 1
     assert applied > 20  # the generator reaches the applying case, not only 409s

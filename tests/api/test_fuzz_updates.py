@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from server.api.ldp.patch import DEFAULT_STEPS, _evaluated
-from server.tools.oracle import to_ox
+from server.tools.oracle import ox_quad
 from storage.terms import TermTable
 from tests.engine.fuzz_terms import PREFIXES, Case, cases, describe, multiset_problem, theirs
 from tests.engine.test_fuzz_terms import EXAMPLES, fuzz_settings
@@ -46,7 +46,7 @@ def _read_back(store: ox.Store, variables: tuple[str, ...], by_value: tuple[str,
 
 def _store(triples: set) -> ox.Store:  # type: ignore[type-arg]
     store = ox.Store()
-    store.extend(ox.Quad(*(to_ox(x) for x in t)) for t in triples)  # type: ignore[misc]
+    store.extend(ox_quad(t) for t in triples)
     return store
 
 

@@ -54,7 +54,7 @@ from hypothesis import strategies as st
 from rdflib import RDF, XSD, BNode, Literal, URIRef
 from rdflib.term import Identifier
 
-from server.tools.oracle import to_ox
+from server.tools.oracle import from_ox, to_ox
 from tests.engine.fuzz_terms import EX, TOKENS, ox_form
 
 E = URIRef
@@ -656,15 +656,13 @@ def ours(text: str, quads: tuple) -> list[dict[str, Identifier]]:
 
 
 def theirs(text: str, quads: tuple) -> list[dict[str, Identifier]]:
-    from tests.engine.fuzz_terms import _from_ox
-
     store = ox.Store()
     for g, *t in quads:
         store.add(ox.Quad(*map(to_ox, t), ox.DefaultGraph() if g is None else to_ox(g)))
     found = store.query(text)
     assert isinstance(found, ox.QuerySolutions)
     names = [v.value for v in found.variables]
-    return [{v: _from_ox(s[v]) for v in names if s[v] is not None} for s in found]
+    return [{v: from_ox(s[v]) for v in names if s[v] is not None} for s in found]
 
 
 def rows(found: list[dict[str, Identifier]], case: Case, exact: bool) -> list[tuple]:

@@ -75,7 +75,7 @@ from hypothesis import strategies as st
 from rdflib import XSD, BNode, Literal, URIRef
 from rdflib.term import Identifier
 
-from server.tools.oracle import to_ox
+from server.tools.oracle import from_ox, to_ox
 from views.terms import canonical
 
 logging.getLogger("rdflib.term").setLevel(logging.ERROR)  # ill-typed literals are the point
@@ -500,17 +500,8 @@ def theirs(store: ox.Store, query: str, variables: Sequence[str],
            by_value: Sequence[str] = ()) -> list[Row]:
     found = store.query(PREFIXES + query)
     assert isinstance(found, ox.QuerySolutions)
-    return [tuple(sorted((v, _key(_from_ox(s[v]), v in by_value)) for v in variables
+    return [tuple(sorted((v, _key(from_ox(s[v]), v in by_value)) for v in variables
                          if s[v] is not None)) for s in found]
-
-
-def _from_ox(t: Any) -> Identifier:
-    if isinstance(t, ox.NamedNode):
-        return URIRef(t.value)
-    if isinstance(t, ox.BlankNode):
-        return BNode(t.value)
-    return Literal(t.value, lang=t.language,
-                   datatype=None if t.language else URIRef(t.datatype.value))
 
 
 def _key(t: Identifier, by_value: bool) -> str:
