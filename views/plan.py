@@ -289,12 +289,20 @@ class Closure(Node):
 
 def _canon(x: object) -> str:
     """A deterministic text for a node field: the same in every process
-    (``hash`` is not); terms in their N-Triples form, names quoted."""
+    (``hash`` is not), and one per value (injective): terms in their
+    N-Triples form after a ``t``, names quoted. Untagged, a plain literal's
+    form was a quoted name: ``?y :q "x"`` and ``?y :q ?x`` (a variable is
+    its name) were one node, their state and shape shared (design note 227).
+
+    >>> from rdflib import Literal
+    >>> _canon(Literal("x")) != _canon("x")
+    True
+    """
     match x:
         case Node():
             return "#" + x.id
         case Identifier():
-            return x.n3()
+            return "t" + x.n3()
         case str():  # a variable name, or a name such as a function's
             return json.dumps(x)
         case None | bool() | int():

@@ -61,6 +61,20 @@ def lit(lexical: str, datatype: str | None = None, lang: str | None = None) -> L
 # ------------------------------------------------ 1. RDF 1.1 term identity
 
 
+def test_a_plain_literal_and_a_variable_of_its_name_are_two_patterns() -> None:
+    """``?y :q ?x`` and ``?y :q "x"`` were one plan node: a node's id hashed
+    a variable as its quoted name and a plain literal as its N-Triples form,
+    the same text. The MINUS took the pattern from itself, and a process
+    that had planned one gave the other its shape (design note 227; found
+    by the structural fuzzer through SQL)."""
+    q = "SELECT ?y ?x WHERE { ?y :q ?x MINUS { ?y :q \"x\" } }"
+    assert values(answers(':a :q :b . :c :q "x" .', q), "y") == ["<http://ex/a>"]
+    by_var, by_literal = (plan_of(compile_query(QPREFIXES + f"SELECT * {{ ?y :q {o} }}")
+                                  .query.pattern) for o in ("?x", '"x"'))
+    assert by_var.root.id != by_literal.root.id
+    assert by_var.fingerprint != by_literal.fingerprint
+
+
 def test_distinct_xsd_string_and_simple_literal_are_one_term() -> None:
     rows = answers(':a :p "abc" . :b :p "abc"^^xsd:string .', "SELECT DISTINCT ?v { ?s :p ?v }")
     assert values(rows, "v") == ['"abc"']
