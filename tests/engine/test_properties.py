@@ -8,13 +8,13 @@ import os
 
 import pyoxigraph as ox
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings
-from rdflib import Graph, URIRef
+from hypothesis import assume, event, given, note
+from rdflib import URIRef
 from rdflib.term import Literal
-from rdflib.util import from_n3
 
 from server.tools.oracle import our_rows, oxigraph_rows
-from tests.engine.grammar import PREFIX, select_query, streams
+from tests.engine.grammar import PREFIX, select_query, streams, to_quad
+from tests.engine.test_fuzz_terms import fuzz_settings
 from views.compile import compile_query
 from views.dataset import Dataset
 from views.errors import UnsupportedFeature
@@ -22,25 +22,8 @@ from views.interpret import Maintainer
 from views.reference import evaluate
 
 EXAMPLES = int(os.environ.get("PODVIEWS_PROPERTY_EXAMPLES", "500"))
-_HEALTH = [HealthCheck.too_slow, HealthCheck.filter_too_much]
-CASES = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                 suppress_health_check=_HEALTH)
-FEW_CASES = settings(max_examples=max(EXAMPLES // 4, 1), deadline=None, derandomize=True,
-                     suppress_health_check=_HEALTH)
-
-
-_NAMES = Graph()
-_NAMES.bind("", "http://ex/")
-
-
-def term(t: str) -> URIRef | Literal:
-    """A term of the grammar's vocabulary (``:a``, ``1``, ``"x"``…)."""
-    return from_n3(t, nsm=_NAMES.namespace_manager)  # type: ignore[return-value]
-
-
-def to_quad(q: tuple) -> tuple:
-    g, s, p, o = q
-    return (None if g is None else term(g), term(s), term(p), term(o))
+CASES = fuzz_settings(EXAMPLES)  # derandomized unless PODVIEWS_FUZZ_SEED is set
+FEW_CASES = fuzz_settings(EXAMPLES // 4)
 
 
 def _ox(t: object) -> object:
@@ -54,6 +37,8 @@ def _ox(t: object) -> object:
 
 
 def _check(query: str, batches: list, in_hypothesis: bool = True) -> None:
+    if in_hypothesis:
+        note(f"query: {query}\nbatches: {batches}")
     try:
         compiled = compile_query(query)
     except UnsupportedFeature:

@@ -179,7 +179,11 @@ class Renderer:
         self.tallies = tallies or {}
         self.tally_writes: list[tuple[str, list[str], str, T.Aggregates]] = []
         self.spark = spark  # Spark SQL: tables quoted by backticks, numbers compared by a UDF
-        names = sorted(set().union(*(shape(n).vars for n in plan.nodes)))
+        # the variables the nodes bind, and those a group reads that its members may
+        # all leave unbound (``COUNT(?y)`` over a pattern without ?y: a column of NULLs)
+        names = sorted(set().union(*(shape(n).vars for n in plan.nodes), *(
+            {e.name for e in (*n.keys, *(a.expr for a in n.aggregates)) if isinstance(e, A.Var)}
+            for n in plan.nodes if isinstance(n, P.Group))))
         self.column = {v: f"v{i}" for i, v in enumerate(names)}
         self.ctes: list[tuple[str, str]] = []
         # CTEs computed once though read once: Postgres would inline them, and one
