@@ -292,14 +292,16 @@ def structural_cases(draw: st.DrawFn) -> Case:
 
 
 @fuzz_settings(max(PROPERTY_EXAMPLES // 20, 1))
-@given(case=structural_cases())
+@given(case=structural_cases(), probed=st.booleans())
 def test_sql_executor_maintains_nested_operators_like_pyoxigraph(cases_engine: sa.Engine,
-                                                                 case: Case) -> None:
+                                                                 case: Case, probed: bool) -> None:
     """The in-memory property test's queries (a 20th of
     ``PODVIEWS_PROPERTY_EXAMPLES``) kept by the pipeline, the plans that
-    render run as SQL: each operator's delta rule under the others."""
+    render run as SQL: each operator's delta rule under the others; half
+    the cases with every batch's keys read by index probes (``probing``)."""
     note(describe(case))
-    check_case(case, InPipeline(cases_engine, case, SQL))
+    with probing() if probed else contextlib.nullcontext():
+        check_case(case, InPipeline(cases_engine, case, SQL))
 
 
 @fuzz_settings(max(PATH_EXAMPLES // 5, 1))
