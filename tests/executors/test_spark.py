@@ -30,8 +30,9 @@ from tests.engine.fuzz_paths import PathCase, check_path_case
 from tests.engine.fuzz_terms import EX as FUZZ_EX
 from tests.engine.fuzz_terms import PREFIXES, Case, cases, check_case
 from tests.engine.test_fuzz_terms import EXAMPLES, fuzz_settings
+from tests.engine.test_properties import EXAMPLES as PROPERTY_EXAMPLES
 from tests.maintenance.test_consent import _backfilled_states, _node_states
-from tests.maintenance.test_fuzz_pipeline import InPipeline
+from tests.maintenance.test_fuzz_pipeline import InPipeline, structural_cases
 from tests.maintenance.test_pipeline import QUERIES, setup
 from tests.tools.test_w3c import SUITE
 from views.compile import compile_query
@@ -376,6 +377,15 @@ def test_spark_executor_agrees_with_pyoxigraph(cases_engine: sa.Engine, case: Ca
     check_case(case, InPipeline(cases_engine, case, SPARK))
 
 
+@fuzz_settings(max(PROPERTY_EXAMPLES // 250, 1))
+@given(case=structural_cases())
+def test_spark_executor_maintains_nested_operators_like_pyoxigraph(cases_engine: sa.Engine,
+                                                                   case: Case) -> None:
+    """The structural grammar's queries (a 250th of
+    ``PODVIEWS_PROPERTY_EXAMPLES``) kept on Spark where it can (note 228)."""
+    check_case(case, InPipeline(cases_engine, case, SPARK))
+
+
 @st.composite
 def evaluated_cases(draw: st.DrawFn) -> Case:
     """Random plans Spark evaluates in G and in G' over ``pv_reach``
@@ -442,3 +452,20 @@ def test_paths_on_spark(cases_engine: sa.Engine) -> None:
                     batches=(((0, 1), (1, 1), (2, 1), (3, 1)), ((2, -1), (3, -1))),
                     query="SELECT * { ?s :p+ ?o }")
     check_path_case(case, InPipeline(cases_engine, case, SPARK))
+
+
+def test_a_number_compared_inside_an_exists_reads_a_column_two_levels_out(
+        cases_engine: sa.Engine) -> None:
+    """A filter of OPTIONAL's right side comparing a left variable with a
+    number sits in the EXISTS that tests a left mapping's support, two
+    levels inside the query that names the column; Spark resolves no such
+    column, and every job of the view failed (UNRESOLVED_COLUMN) until the
+    comparison became uncorrelated IN subqueries (design note 228; found
+    by the structural fuzzer on Spark)."""
+    a, b, c, d, p, q = (URIRef(FUZZ_EX + x) for x in "abcdpq")
+    triples = ((a, p, Literal(2)), (a, q, b), (c, p, Literal(0)), (c, q, d), (c, p, Literal(5)))
+    batches = (((0, 1), (1, 1), (2, 1), (3, 1)), ((4, 1), (0, -1)), ((0, 1), (2, -1)))
+    for test in ("?z > 1", "!(?z > 1)"):
+        query = f"SELECT * WHERE {{ ?y :p ?z . OPTIONAL {{ ?y :q ?x . FILTER({test}) }} }}"
+        case = Case(pool=(Literal(2),), triples=triples, batches=batches, query=query)
+        check_case(case, InPipeline(cases_engine, case, SPARK))

@@ -172,12 +172,17 @@ def _spark_numeric(op: str, var: str, v: Decimal | int, col: Column) -> str:
     """``?var op v`` in Spark SQL, which has neither Postgres's ``numeric``
     nor its regular expressions: a lookup in a table of the numeric
     literals' answers (``spark_tables``), computed by Postgres with
-    ``holds`` before the program runs; absent, an error (NULL)."""
+    ``holds`` before the program runs; absent, an error (NULL). The lookup
+    is two uncorrelated IN subqueries: a scalar subquery reading ``c``
+    was correlated, and Spark resolves no column of a query two levels
+    out (a filter of OPTIONAL's right side reading a left variable sits
+    in an EXISTS: the job failed, ``UNRESOLVED_COLUMN``; design note 228)."""
     c = col(var)
     if c is None:
         return "CAST(NULL AS boolean)"
-    name = f"pv_num_{_OPS[op]}_{format(Decimal(v), 'f').encode().hex()}"
-    return f"(SELECT max(n.holds) FROM `{name}` AS n WHERE n.id = {c})"
+    name = f"`pv_num_{_OPS[op]}_{format(Decimal(v), 'f').encode().hex()}`"
+    return (f"(CASE WHEN {c} IN (SELECT id FROM {name} WHERE holds) THEN TRUE "
+            f"WHEN {c} IN (SELECT id FROM {name} WHERE NOT holds) THEN FALSE END)")
 
 
 def spark_tables(sql: str) -> dict[str, str]:
