@@ -9,10 +9,8 @@ import os
 import pyoxigraph as ox
 import pytest
 from hypothesis import assume, event, given, note
-from rdflib import URIRef
-from rdflib.term import Literal
 
-from server.tools.oracle import our_rows, oxigraph_rows
+from server.tools.oracle import our_rows, ox_quad, oxigraph_rows
 from tests.engine.grammar import PREFIX, select_query, streams, to_quad
 from tests.engine.test_fuzz_terms import fuzz_settings
 from views.compile import compile_query
@@ -24,16 +22,6 @@ from views.reference import evaluate
 EXAMPLES = int(os.environ.get("PODVIEWS_PROPERTY_EXAMPLES", "500"))
 CASES = fuzz_settings(EXAMPLES)  # derandomized unless PODVIEWS_FUZZ_SEED is set
 FEW_CASES = fuzz_settings(EXAMPLES // 4)
-
-
-def _ox(t: object) -> object:
-    if isinstance(t, URIRef):
-        return ox.NamedNode(str(t))
-    assert isinstance(t, Literal)
-    if t.language:
-        return ox.Literal(str(t), language=t.language)
-    return ox.Literal(str(t), datatype=ox.NamedNode(str(t.datatype))) if t.datatype else \
-        ox.Literal(str(t))
 
 
 def _check(query: str, batches: list, in_hypothesis: bool = True) -> None:
@@ -52,9 +40,8 @@ def _check(query: str, batches: list, in_hypothesis: bool = True) -> None:
         changes = [(to_quad(qd), sign) for sign, qd in batch]
         view.apply(ds.apply(changes))
         store.clear()
-        for g, s, p, o in ds.quads():
-            store.add(ox.Quad(_ox(s), _ox(p), _ox(o),
-                              ox.DefaultGraph() if g is None else ox.NamedNode(str(g))))
+        for quad in ds.quads():
+            store.add(ox_quad(quad))
         scratch = evaluate(q.pattern, ds)
         seen_rows = seen_rows or bool(scratch)
         assert view.result == scratch, "maintained view != reference evaluator"

@@ -178,7 +178,7 @@ class Renderer:
         # the statement writes to them: (table, key columns, the groups' CTE, what they hold)
         self.tallies = tallies or {}
         self.tally_writes: list[tuple[str, list[str], str, T.Aggregates]] = []
-        self.spark = spark  # Spark SQL: tables quoted by backticks, numbers compared by a UDF
+        self.spark = spark  # Spark SQL: tables quoted by backticks, numbers by Postgres's answers
         # the variables the nodes bind, and those a group reads that its members may
         # all leave unbound (``COUNT(?y)`` over a pattern without ?y: a column of NULLs)
         names = sorted(set().union(*(shape(n).vars for n in plan.nodes), *(
