@@ -54,7 +54,7 @@ from hypothesis import strategies as st
 from rdflib import RDF, XSD, BNode, Literal, URIRef
 from rdflib.term import Identifier
 
-from server.tools.oracle import from_ox, to_ox
+from server.tools.oracle import from_ox, ox_quad
 from tests.engine.fuzz_terms import EX, TOKENS, ox_form
 
 E = URIRef
@@ -657,8 +657,7 @@ def ours(text: str, quads: tuple) -> list[dict[str, Identifier]]:
 
 def theirs(text: str, quads: tuple) -> list[dict[str, Identifier]]:
     store = ox.Store()
-    for g, *t in quads:
-        store.add(ox.Quad(*map(to_ox, t), ox.DefaultGraph() if g is None else to_ox(g)))
+    store.extend(map(ox_quad, quads))
     found = store.query(text)
     assert isinstance(found, ox.QuerySolutions)
     names = [v.value for v in found.variables]

@@ -75,7 +75,7 @@ from hypothesis import strategies as st
 from rdflib import XSD, BNode, Literal, URIRef
 from rdflib.term import Identifier
 
-from server.tools.oracle import from_ox, to_ox
+from server.tools.oracle import from_ox, ox_quad, to_ox
 from views.terms import canonical
 
 logging.getLogger("rdflib.term").setLevel(logging.ERROR)  # ill-typed literals are the point
@@ -604,9 +604,8 @@ def check_case(case: Case, maintain: Maintain,
     for n, batch in enumerate(case.batches):
         changes: Changes = [((None, *case.triples[i]), sign) for i, sign in batch]
         kset = maintain(changes)
-        for (_, s, p, o), sign in changes:
-            quad = ox.Quad(to_ox(s), to_ox(p), to_ox(o), ox.DefaultGraph())  # type: ignore[arg-type]
-            (store.add if sign > 0 else store.remove)(quad)
+        for quad, sign in changes:
+            (store.add if sign > 0 else store.remove)(ox_quad(quad))
         found = (problem or compare)(case, q, kset, store)
         if found:
             raise AssertionError(f"after batch {n} of {len(case.batches)}: {found}\n"

@@ -282,10 +282,10 @@ def structural_cases(draw: st.DrawFn) -> Case:
         compile_query(query)
     except UnsupportedFeature:
         assume(False)
-    stream = draw(grammar.streams(graphs=False))
-    triples = list(dict.fromkeys(grammar.to_quad(q)[1:] for batch in stream for _, q in batch))
-    batches = tuple(tuple((triples.index(grammar.to_quad(q)[1:]), sign) for sign, q in batch)
-                    for batch in stream)
+    stream = [[(sign, grammar.to_quad(q)[1:]) for sign, q in batch]
+              for batch in draw(grammar.streams(graphs=False))]
+    triples = list(dict.fromkeys(t for batch in stream for _, t in batch))
+    batches = tuple(tuple((triples.index(t), sign) for sign, t in batch) for batch in stream)
     pool = tuple(dict.fromkeys(o for _, _, o in triples if isinstance(o, Literal)))
     return Case(pool=pool, triples=tuple(triples), batches=batches,
                 query=query.removeprefix(grammar.PREFIX))
