@@ -10,6 +10,8 @@ Everything is text, so a failing case shrinks to a readable query and data.
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import strategies as st
 from rdflib import Graph, URIRef
 from rdflib.term import Literal
@@ -52,24 +54,24 @@ def condition(draw: st.DrawFn, depth: int) -> str:
         f"COALESCE({v}, 0) <= 2", f"{v} IN (:a, 1, \"x\")",
     ]
     if depth > 0:
-        inner = draw(group(depth - 1, allow_graph=False))
+        inner = draw(group(depth - 1, graphs=0))
         choices += [f"EXISTS {inner}", f"NOT EXISTS {inner}"]
     return draw(st.sampled_from(choices))
 
 
 @st.composite
-def group(draw: st.DrawFn, depth: int, allow_graph: bool = True) -> str:
-    """A group graph pattern ``{ … }``."""
+def group(draw: st.DrawFn, depth: int, graphs: int = 1) -> str:
+    """A group graph pattern ``{ … }``; GRAPH drawn ``graphs`` times as
+    often as each other operator (never with 0)."""
     parts = [draw(triple())]
     if depth <= 0:
         parts += draw(st.lists(triple(), max_size=1))
         return "{ " + " ".join(parts) + " }"
     kinds = ["join", "optional", "optional_filter", "union", "minus", "filter", "bind",
              "values", "subselect", "distinct_subselect", "grouped_subselect"]
-    if allow_graph:
-        kinds.append("graph")
+    kinds += ["graph"] * graphs
     for kind in draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=2)):
-        sub = draw(group(depth - 1, allow_graph))
+        sub = draw(group(depth - 1, graphs))
         match kind:
             case "join":
                 parts.append(sub)
@@ -78,7 +80,7 @@ def group(draw: st.DrawFn, depth: int, allow_graph: bool = True) -> str:
             case "optional_filter":
                 parts.append(f"OPTIONAL {{ {sub[1:-1]} FILTER({draw(condition(0))}) }}")
             case "union":
-                parts.append(f"{{ {sub} UNION {draw(group(depth - 1, allow_graph))} }}")
+                parts.append(f"{{ {sub} UNION {draw(group(depth - 1, graphs))} }}")
             case "minus":
                 parts.append(f"MINUS {sub}")
             case "filter":
@@ -87,7 +89,7 @@ def group(draw: st.DrawFn, depth: int, allow_graph: bool = True) -> str:
                 v = draw(st.sampled_from(VARS))
                 e = draw(st.sampled_from([f"STR({v})", f"{v} + 1", f"IF(BOUND({v}), 1, 0)",
                                           f"COALESCE({v}, :d)",
-                                          f"IF(EXISTS {draw(group(0, False))}, {v}, 0)"]))
+                                          f"IF(EXISTS {draw(group(0, 0))}, {v}, 0)"]))
                 parts.append(f"BIND({e} AS ?b{depth}{len(parts)})")
             case "values":
                 v = draw(st.sampled_from(VARS))
@@ -110,7 +112,7 @@ def group(draw: st.DrawFn, depth: int, allow_graph: bool = True) -> str:
                              f"GROUP BY {key} }}")
             case "graph":
                 g = draw(st.sampled_from([":g1", "?g"]))
-                parts.append(f"GRAPH {g} {draw(group(depth - 1, allow_graph=False))}")
+                parts.append(f"GRAPH {g} {draw(group(depth - 1, graphs=0))}")
     return "{ " + " ".join(parts) + " }"
 
 
@@ -124,7 +126,7 @@ def _bound(group: str, v: str) -> str:
 
 
 @st.composite
-def select_query(draw: st.DrawFn, graphs: bool = True) -> str:
+def select_query(draw: st.DrawFn, graphs: int = 1) -> str:
     where = draw(group(draw(st.integers(1, 2)), graphs))
     form = draw(st.sampled_from(["star", "project", "distinct", "aggregate", "aggregate"]))
     match form:
@@ -148,11 +150,33 @@ def select_query(draw: st.DrawFn, graphs: bool = True) -> str:
     return PREFIX + f"SELECT {agg} WHERE {where}"
 
 
+_TERM = "|".join(re.escape(t) for t in VARS + IRIS + LITERALS)
+_PATTERN = re.compile(f"({_TERM}) ({'|'.join(PREDICATES)}) ({_TERM}) \\.")
+
+
 @st.composite
-def streams(draw: st.DrawFn, graphs: bool = True) -> list[list[tuple[int, tuple]]]:
+def matching(draw: st.DrawFn, query: str, graphs: bool = True) -> tuple[str | None, str, str, str]:
+    """A quad one of ``query``'s triple patterns matches: its variables
+    replaced by terms of the vocabulary (so the data meet the query's
+    joins, filters and negations far more often than quads drawn blind)."""
+    s, p, o = draw(st.sampled_from(_PATTERN.findall(query)))
+    g = draw(st.sampled_from(GRAPHS if graphs else [None]))
+    return (g, draw(st.sampled_from(IRIS)) if s in VARS else s, p,
+            draw(st.sampled_from(IRIS + IRIS + LITERALS)) if o in VARS else o)
+
+
+@st.composite
+def streams(draw: st.DrawFn, graphs: bool = True, query: str = "") -> list[list[tuple[int, tuple]]]:
     """Batches of (+1 | -1, quad): inserts first, then mixed changes (in
-    the default graph only unless ``graphs``)."""
-    pool = draw(st.lists(quads(graphs), min_size=6, max_size=24, unique=True))
+    the default graph only unless ``graphs``), over a pool of quads two
+    thirds of which match a triple pattern of ``query`` (when given): a
+    structural case's view was empty after every batch in 72% of cases
+    with blind quads, in 52% with these, at the same cost (400 cases,
+    design note 229)."""
+    draws = quads(graphs)
+    if _PATTERN.search(query):
+        draws = st.one_of(draws, matching(query, graphs), matching(query, graphs))
+    pool = draw(st.lists(draws, min_size=6, max_size=24, unique=True))
     first = draw(st.lists(st.sampled_from(pool), min_size=min(3, len(pool)), unique=True))
     batches = [[(1, q) for q in first]]
     for _ in range(draw(st.integers(0, 4))):
@@ -160,6 +184,36 @@ def streams(draw: st.DrawFn, graphs: bool = True) -> list[list[tuple[int, tuple]
                               min_size=1, max_size=10))
         batches.append(batch)
     return batches
+
+
+@st.composite
+def cases(draw: st.DrawFn, graphs: int = 1) -> tuple[str, list[list[tuple[int, tuple]]]]:
+    """A query of the grammar (GRAPH ``graphs`` times as likely as each
+    other operator, none with 0) and a stream of batches for it."""
+    query = draw(select_query(graphs))
+    return query, draw(streams(bool(graphs), query))
+
+
+def for_pyoxigraph(query: str) -> str:
+    """``query`` with every sub-SELECT inside ``GRAPH ?g`` projecting (and
+    grouping by) ``?g``. §18.6 evaluates the GRAPH's group in each named
+    graph, ``?g`` unbound within it, so a sub-SELECT over a pattern that
+    does not bind ``?g`` answers the same with or without it; pyoxigraph
+    evaluates one that does not project ``?g`` over every named graph at
+    once (``GRAPH ?g { { SELECT ?x WHERE { ?x :p ?y } } }`` over ``:a :p
+    :a`` in two graphs: two rows without ``?g``, where §18.6 gives one per
+    graph, design note 229)."""
+    out, start = [], 0
+    while (at := query.find("GRAPH ?g {", start)) >= 0:
+        depth, end = 0, at
+        for end in range(at + len("GRAPH ?g "), len(query)):
+            depth += {"{": 1, "}": -1}.get(query[end], 0)
+            if depth == 0:
+                break
+        block = re.sub(r"\{ SELECT (DISTINCT )?", lambda m: f"{m[0]}?g ", query[at:end])
+        out += [query[start:at], block.replace("GROUP BY ", "GROUP BY ?g ")]
+        start = end
+    return "".join(out) + query[start:]
 
 
 _NAMES = Graph()

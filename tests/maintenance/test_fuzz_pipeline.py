@@ -277,13 +277,12 @@ def structural_cases(draw: st.DrawFn) -> Case:
     OPTIONAL, UNION, MINUS, EXISTS, sub-SELECTs grouped or distinct, BIND,
     VALUES, aggregates with HAVING) over its default graph, with its stream
     of batches, as a case."""
-    query = draw(grammar.select_query(graphs=False))
+    query, batches = draw(grammar.cases(graphs=0))
     try:
         compile_query(query)
     except UnsupportedFeature:
         assume(False)
-    stream = [[(sign, grammar.to_quad(q)[1:]) for sign, q in batch]
-              for batch in draw(grammar.streams(graphs=False))]
+    stream = [[(sign, grammar.to_quad(q)[1:]) for sign, q in batch] for batch in batches]
     triples = list(dict.fromkeys(t for batch in stream for _, t in batch))
     batches = tuple(tuple((triples.index(t), sign) for sign, t in batch) for batch in stream)
     pool = tuple(dict.fromkeys(o for _, _, o in triples if isinstance(o, Literal)))
