@@ -46,8 +46,8 @@ def _check(query: str, batches: list, in_hypothesis: bool = True) -> None:
         seen_rows = seen_rows or bool(scratch)
         assert view.result == scratch, "maintained view != reference evaluator"
         variables = q.variables
-        assert our_rows(q, view.result, variables) == oxigraph_rows(store, for_pyoxigraph(query), variables), \
-            "maintained view != pyoxigraph"
+        theirs = oxigraph_rows(store, for_pyoxigraph(query), variables)
+        assert our_rows(q, view.result, variables) == theirs, "maintained view != pyoxigraph"
     if in_hypothesis:
         event("view non-empty after some batch" if seen_rows else "view always empty")
 
