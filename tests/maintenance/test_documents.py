@@ -12,10 +12,8 @@ over three documents a triple may share."""
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import random
 import re
-from collections import Counter
 from urllib.parse import quote
 
 import pyoxigraph as ox
@@ -28,13 +26,14 @@ from server.api.consents.service import record_grant, record_revoke
 from server.api.views.service import register_view
 from server.maintenance import jobs
 from server.maintenance.router import Router
-from server.tools.oracle import canon, our_rows, ox_quad, oxigraph_rows
+from server.tools.oracle import our_rows, ox_quad, oxigraph_rows
 from storage import catalog, pods, queue
 from storage.pods_graph import DEFAULT_BASE
 from tests.engine import grammar
 from tests.engine.test_fuzz_terms import fuzz_settings
 from tests.engine.test_properties import EXAMPLES as PROPERTY_EXAMPLES
 from tests.maintenance.test_feed import Follower
+from tests.maintenance.test_fuzz_pipeline import SQL, drain, exact, feed_rows, granted_pod
 from views.compile import compile_query
 from views.errors import UnsupportedFeature
 
@@ -87,15 +86,6 @@ def _store(c: sa.Connection, readable: list[int]) -> ox.Store:
     return store
 
 
-def _ox_rows(store: ox.Store, query: str, variables: tuple[str, ...]) -> Counter:
-    rows: Counter = Counter()
-    found = store.query(query)
-    assert isinstance(found, ox.QuerySolutions)
-    for sol in found:
-        rows[tuple(sorted((v, canon(sol[v])) for v in variables if sol[v] is not None))] += 1
-    return rows
-
-
 def test_document_views_agree_with_pyoxigraph(migrated: str) -> None:
     engine = sa.create_engine(migrated)
     rng = random.Random(19)
@@ -127,7 +117,7 @@ def test_document_views_agree_with_pyoxigraph(migrated: str) -> None:
             for name, text in QUERIES.items():
                 q = compile_query(PREFIX + text).query
                 got = our_rows(q, catalog.view_results(c, views[name]), q.variables)
-                want = _ox_rows(store, PREFIX + text, q.variables)
+                want = oxigraph_rows(store, PREFIX + text, q.variables)
                 assert got == want, (step, name, got - want, want - got)
     with engine.begin() as c:  # the stored states against the engine from scratch
         for view in views.values():
@@ -141,7 +131,6 @@ def test_document_views_agree_with_pyoxigraph(migrated: str) -> None:
 
 
 DOCUMENTS = {None: "d0", ":g1": "g1", ":g2": "g2"}  # the grammar's graphs as a pod's documents
-_PODS = itertools.count()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,17 +197,12 @@ def test_document_views_of_nested_operators_agree_with_pyoxigraph(
     pyoxigraph from scratch over the same dataset (an empty one while the
     consent is revoked), and its change feed followed agrees."""
     note(repr(case))
-    n = next(_PODS)
-    name = f"docs-{n}"
+    name, pod, consumer, consent = granted_pod(cases_engine, "docs")
     text = case.text(name)
     with cases_engine.begin() as c:
-        owner = pods.create_agent(c, f"urn:docs:owner:{n}", "owner", f"o{n}".encode())
-        consumer = pods.create_agent(c, f"urn:docs:consumer:{n}", "consumer", f"c{n}".encode())
-        pod = pods.create_pod(c, name, owner)
-        consent = record_grant(c, pod, consumer)[0]
         view = register_view(c, consumer, "docs", text)
-    _drain(cases_engine, view)
-    feed = Follower(cases_engine, view, budget=1_000, key=lambda b: tuple(sorted(b.items())))
+    drain(cases_engine, view, SQL)
+    feed = Follower(cases_engine, view, budget=1_000, key=exact)
     feed.start()
     q = compile_query(text).query
     # the store holds the dataset; pyoxigraph's sub-SELECTs under GRAPH ?g project ?g
@@ -239,7 +223,7 @@ def test_document_views_of_nested_operators_agree_with_pyoxigraph(
                 record_revoke(c, consent)
             elif case.revoked is not None and step == case.revoked + 1:
                 consent = record_grant(c, pod, consumer)[0]
-        _drain(cases_engine, view)
+        drain(cases_engine, view, SQL)
         with cases_engine.connect() as c:
             got = catalog.view_results(c, view)
         dataset = ox.Store() if step == case.revoked else case.store(name, held)
@@ -247,16 +231,7 @@ def test_document_views_of_nested_operators_agree_with_pyoxigraph(
         assert our_rows(q, got, q.variables) == want, step
         seen = seen or bool(got)
         feed.follow()
-        assert feed.rows == Counter({tuple(sorted(dict(m).items())): k
-                                     for m, k in got.items()}), (step, "the feed")
+        assert feed.rows == feed_rows(got), (step, "the feed")
     event(("GRAPH" if "GRAPH" in case.query else "no GRAPH")
           + (", FROM" if case.dataset else "") + (", rows" if seen else ", empty"))
 
-
-def _drain(engine: sa.Engine, view: int) -> None:
-    while jobs.run_one(engine, "docs", Router(mode="sql", render=True)):
-        pass
-    with engine.connect() as c:
-        failed = c.execute(sa.text("SELECT last_error FROM jobs WHERE view_id = :v "
-                                   "AND status <> 'done'"), {"v": view}).all()
-    assert failed == [], failed

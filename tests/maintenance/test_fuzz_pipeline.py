@@ -65,17 +65,12 @@ class InPipeline:
 
     def __init__(self, engine: sa.Engine, case: Case, router: Router) -> None:
         self.engine, self.router, self.case = engine, router, case
-        n = next(_IDS)
+        _, self.pod, consumer, _ = granted_pod(engine, "fuzz")
         with engine.begin() as c:
-            owner = pods.create_agent(c, f"urn:fuzz:owner:{n}", "owner", f"o{n}".encode())
-            consumer = pods.create_agent(c, f"urn:fuzz:consumer:{n}", "consumer",
-                                         f"c{n}".encode())
-            self.pod = pods.create_pod(c, f"fuzz-{n}", owner)
-            record_grant(c, self.pod, consumer)
             self.view = register_view(c, consumer, "fuzz", PREFIXES + case.query)
         self.held: list[set[tuple]] = [set(), set()]  # two resources of the pod
-        self._drain()
-        self.feed: Follower | None = Follower(engine, self.view, budget=1_000, key=_exact)
+        drain(engine, self.view, router)
+        self.feed: Follower | None = Follower(engine, self.view, budget=1_000, key=exact)
         try:
             self.feed.start()
         except Conflict:  # ASK, LIMIT/OFFSET: no changes to follow
@@ -91,29 +86,47 @@ class InPipeline:
         with self.engine.begin() as c:
             for r in sorted(touched):
                 pods.put_resource(c, self.pod, f"r{r}", self.held[r])
-        self._drain()
+        drain(self.engine, self.view, self.router)
         with self.engine.connect() as c:
             got = catalog.view_results(c, self.view)
         if self.feed is None:
             return got
         self.feed.follow()
-        assert self.feed.rows == Counter({_exact(dict(m)): k for m, k in got.items()}), \
+        assert self.feed.rows == feed_rows(got), \
             "the view's feed, followed, differs from its results"
         return got
 
-    def _drain(self) -> None:
-        while jobs.run_one(self.engine, "fuzz", self.router):
-            pass
-        with self.engine.connect() as c:
-            failed = c.execute(sa.text("SELECT last_error FROM jobs WHERE view_id = :v "
-                                       "AND status <> 'done'"), {"v": self.view}).all()
-        assert failed == [], failed
+
+def granted_pod(engine: sa.Engine, tag: str) -> tuple[str, int, int, int]:
+    """A new pod named ``{tag}-{n}`` with its owner, and a consumer it is
+    granted to: (its name, its id, the consumer, the consent)."""
+    n = next(_IDS)
+    with engine.begin() as c:
+        owner = pods.create_agent(c, f"urn:{tag}:owner:{n}", "owner", f"o{n}".encode())
+        consumer = pods.create_agent(c, f"urn:{tag}:consumer:{n}", "consumer", f"c{n}".encode())
+        pod = pods.create_pod(c, f"{tag}-{n}", owner)
+        return f"{tag}-{n}", pod, consumer, record_grant(c, pod, consumer)[0]
 
 
-def _exact(b: dict[str, Identifier]) -> tuple:
+def drain(engine: sa.Engine, view: int, router: Router) -> None:
+    """Run the queue's jobs to the end; none of ``view``'s failed."""
+    while jobs.run_one(engine, "fuzz", router):
+        pass
+    with engine.connect() as c:
+        failed = c.execute(sa.text("SELECT last_error FROM jobs WHERE view_id = :v "
+                                   "AND status <> 'done'"), {"v": view}).all()
+    assert failed == [], failed
+
+
+def exact(b: dict[str, Identifier]) -> tuple:
     """A binding as the feed and the results give it (the same terms,
     blank nodes included)."""
     return tuple(sorted(b.items()))
+
+
+def feed_rows(got: KSet) -> Counter:
+    """A view's results as its feed, followed, counts them."""
+    return Counter({exact(dict(m)): k for m, k in got.items()})
 
 
 SQL = Router(mode="sql", render=True)  # plans that render run as SQL, the others interpreted
