@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from server.api.ldp.patch import Bounds
 from server.api.ldp.rdf import RdfLimits
 from server.api.notify.policy import Policy
 from server.executors.spark.config import SparkConfig
@@ -74,6 +75,7 @@ class Settings(BaseSettings):
     max_literal_bytes: int = 1 << 20  # characters in one literal of a body
     max_resource_triples: int = 500_000  # triples in one resource
     max_patch_steps: int = 100_000  # pattern-match steps of a patch's WHERE (rdflib: ~60 µs each)
+    max_patch_seconds: float = 20.0  # a SPARQL Update's reading and evaluation, each
     # Solid-OIDC (server/api/solid_oidc.py): issuers trusted for any WebID (else the WebID's
     # profile must name the token's issuer), and the bounds of profile and key fetches
     oidc_trusted_issuers: list[str] = []
@@ -88,6 +90,9 @@ class Settings(BaseSettings):
         if self.env != "development" and self.admin_token == DEV_ADMIN_TOKEN:
             raise ValueError("PODVIEWS_ADMIN_TOKEN must be set outside development")
         return self
+
+    def patch_bounds(self) -> Bounds:
+        return Bounds(self.max_patch_steps, self.max_patch_seconds)
 
     def rdf_limits(self) -> RdfLimits:
         return RdfLimits(self.max_literal_bytes, self.max_resource_triples)

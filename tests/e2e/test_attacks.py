@@ -32,7 +32,8 @@ ADMIN = "attack-admin-token"
 HEALTHZ_BOUND = 1.0  # seconds; see the module's docstring
 LIMITS = {"PODVIEWS_MAX_BODY_BYTES": str(4 << 20), "PODVIEWS_MAX_PATCH_BYTES": str(1 << 20),
           "PODVIEWS_MAX_LITERAL_BYTES": str(1 << 18), "PODVIEWS_MAX_RESOURCE_TRIPLES": "50000",
-          "PODVIEWS_MAX_PATCH_STEPS": "20000", "PODVIEWS_MAX_VIEW_ROWS": "100000"}
+          "PODVIEWS_MAX_PATCH_STEPS": "20000", "PODVIEWS_MAX_PATCH_SECONDS": "2",
+          "PODVIEWS_MAX_VIEW_ROWS": "100000"}
 KNOWN = "<http://ex/a> <http://ex/b> \"kept\" .\n<http://ex/a> <http://ex/c> <http://ex/d> .\n"
 
 
@@ -229,6 +230,22 @@ def test_a_sparql_update_whose_where_explodes_is_refused(attack: Site) -> None:
     assert len(attack.owner.get("/pods/p/two-hundred", headers={
         "accept": "application/n-triples"}).text.splitlines()) == 200
     assert attack.owner.delete("/pods/p/two-hundred").status_code == 204
+
+
+def test_a_sparql_update_comparing_every_pair_meets_its_deadline(attack: Site) -> None:
+    """A filter across a product reads 4,000 triples and keeps no pair: the
+    step budget does not stop it, ``PODVIEWS_MAX_PATCH_SECONDS`` does."""
+    body = "".join(f"<http://ex/s{i}> <http://ex/p> {i} .\n" for i in range(2_000))
+    assert attack.owner.put("/pods/p/pairs", content=body,
+                            headers={"content-type": "text/turtle"}).status_code == 201
+    r = attack.owner.patch("/pods/p/pairs", headers={
+        "content-type": "application/sparql-update"},
+        content="INSERT { <http://ex/a> <http://ex/b> 1 } "
+                "WHERE { ?a ?b ?c OPTIONAL { ?d ?e ?f FILTER(?c = ?f + 5000) } }")
+    assert "more than 2 s" in _problem(r, 422)["detail"]
+    assert len(attack.owner.get("/pods/p/pairs", headers={
+        "accept": "application/n-triples"}).text.splitlines()) == 2_000
+    assert attack.owner.delete("/pods/p/pairs").status_code == 204
 
 
 # ----------------------------------------------------------------- views

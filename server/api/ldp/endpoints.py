@@ -291,7 +291,7 @@ async def patch_resource(where: Where, request: Request, who: Who,
         raise patch.BadPatch("the patch is not UTF-8") from None
     base = _base(request)
     change = await run_in_threadpool(  # a bad patch is 400 before any lock
-        apply, text, resource.iri(base, pod, path), settings.max_patch_steps)
+        apply, text, resource.iri(base, pod, path), settings.patch_bounds())
     if access.acl_subject(path) is not None:
         return await _acl_write(request, who, pod, path, change, if_match, if_none_match)
     return await _written(request, who, pod, await run_in_threadpool(

@@ -24,7 +24,6 @@ R = TypeVar("R")
 
 PROCESSES = 2
 TASKS_PER_PROCESS = 100
-SECONDS = 20.0  # a task's deadline (design note 225)
 
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
@@ -47,14 +46,9 @@ def _discard(broken: ProcessPoolExecutor) -> None:
     broken.shutdown(wait=False, cancel_futures=True)
 
 
-def run(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-    """``fn(*args, **kwargs)`` in a pool process (``fn`` and its arguments
-    picklable) within ``SECONDS``; its exceptions are raised here."""
-    return run_within(SECONDS, fn, *args, **kwargs)
-
-
 def run_within(seconds: float, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-    """``run`` with a deadline of ``seconds``: past it the task raises
+    """``fn(*args, **kwargs)`` in a pool process (``fn`` and its arguments
+    picklable), its exceptions raised here; past ``seconds`` the task raises
     ``OverLimit`` (422) in its process, wherever it is. A process that died
     (killed, out of memory) is a 503: the pool is replaced for the next
     request."""

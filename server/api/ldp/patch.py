@@ -126,7 +126,16 @@ class Budget:
 DEFAULT_STEPS = 100_000
 
 
-def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
+@dataclass(frozen=True)
+class Bounds:
+    """What one patch may cost: pattern-match steps of its WHERE (``Budget``)
+    and, for a SPARQL Update evaluated in a pool process, seconds of wall
+    clock (``offload``; 422 beyond either)."""
+    steps: int = DEFAULT_STEPS
+    seconds: float = 20.0  # design note 225
+
+
+def n3_patch(body: str, base: str, bounds: Bounds = Bounds()) -> Change:
     """An N3 Patch, read and checked now (before the write takes the
     resource's lock); applying it is 409 when ``solid:where`` does not match
     exactly once or a deletion is not there."""
@@ -155,7 +164,7 @@ def n3_patch(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
 
     def diff(table: TermTable) -> Diff:
         current = set(table.rows())
-        data = _BoundedStore(Budget(steps), current)
+        data = _BoundedStore(Budget(bounds.steps), current)
         matches = list(islice(_matches(patterns, data, {}), 2))  # a 2nd is enough
         if len(matches) != 1:
             raise Conflict("solid:where matches " + ("more than once" if matches else "nothing")
@@ -265,14 +274,14 @@ ALLOWED = {"InsertData", "DeleteData", "Modify", "DeleteWhere"}
 _DATA = {"InsertData": "INSERT DATA", "DeleteData": "DELETE DATA"}
 
 
-def sparql_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
+def sparql_update(body: str, base: str, bounds: Bounds = Bounds()) -> Change:
     """A SPARQL Update on the resource's graph (no named graphs), read now.
     Plain INSERT DATA / DELETE DATA updates skip the SPARQL grammar
     (``data_update``); the rest are parsed by rdflib and evaluated by the
     engine (``_full_update``)."""
     plain = data_update.operations(body, base)
     if plain is None:
-        return _full_update(body, base, steps)
+        return _full_update(body, base, bounds)
     at: dict[TermFields, int] = {}  # the operations' terms, each once
     last: dict[Position, int] = {}  # a triple's fate is its last operation's
     for sign, table in plain:
@@ -284,15 +293,15 @@ def sparql_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
     return DataChange(_writable(inserts), deletes)
 
 
-def _full_update(body: str, base: str, steps: int = DEFAULT_STEPS) -> Change:
+def _full_update(body: str, base: str, bounds: Bounds) -> Change:
     """The update checked now (400 before any lock) and evaluated when applied,
     both in a pool process (``offload``): rdflib's parser and the engine's
     evaluation are pure Python and would otherwise hold the API's GIL for
     seconds."""
-    needs = offload.run(_checked, body, base)
+    needs = offload.run_within(bounds.seconds, _checked, body, base)
 
     def diff(table: TermTable) -> Diff:
-        return offload.run(_evaluated, body, base, steps, table)
+        return offload.run_within(bounds.seconds, _evaluated, body, base, bounds.steps, table)
 
     return Patched(diff, needs)
 
