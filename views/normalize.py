@@ -7,7 +7,10 @@
   the empty pattern becomes GraphNames(g) and VALUES is joined with it, so
   OPTIONAL, MINUS and EXISTS meet their right side graph by graph.
   Sub-selects project g too, GROUP BY groups by g too, and MINUS does not
-  count g as a shared variable.
+  count g as a shared variable. Where P names g itself, P's g is renamed
+  apart first (§18.6: a variable of P, joined with the graph's name after);
+  a GRAPH inside another reads its own graph; an aggregate without GROUP BY
+  keeps a row for every graph (design note 230).
 - ``expand_paths`` (``views.paths``): property paths as joins, unions,
   filters and ``Closure`` nodes.
 - ``merge_bgps``: Join(BGP, BGP) is one BGP (paper §4.3 handles a BGP whole);
@@ -16,10 +19,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 
 from views import algebra as A
-from views.errors import UnsupportedFeature
+from views.aggregates import compute
 from views.paths import expand_paths
 
 
@@ -33,8 +37,9 @@ def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:
     match p:
         case A.Graph():
             if graph is not None and graph != p.term:
-                raise UnsupportedFeature("GRAPH nested in another GRAPH")
-            _check_graph_body(p)
+                return _nested(p, graph)
+            if A.is_var(p.term) and _names(p.p, p.term):  # type: ignore[arg-type]
+                return _renamed(p)
             return A.Join(left=A.GraphNames(term=p.term), right=push_graph(p.p, p.term))
         case A.BGP():
             if graph is None:
@@ -59,10 +64,8 @@ def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:
             return replace(p, left=push_graph(p.left, graph), right=push_graph(p.right, graph))
         case A.Project():
             if graph is not None and A.is_var(graph) and graph not in p.vars \
-                    and graph in pattern_vars(p.p):
-                raise UnsupportedFeature("a sub-select inside GRAPH ?g with its own inner ?g (GRAPH is "
-                                         "maintained by moving ?g into each triple pattern, "
-                                         "which would join the two ?g here)")
+                    and graph in pattern_vars(p.p):  # its own ?g, a local: renamed apart
+                p = replace(p, p=_rename(p.p, graph, f"_:%local:{graph}"))  # type: ignore[arg-type]
             inner = push_graph(p.p, graph)
             if graph is not None and A.is_var(graph) and graph not in p.vars:
                 return A.Project(p=inner, vars=(*p.vars, graph))  # type: ignore[arg-type]
@@ -71,8 +74,9 @@ def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:
             inner = push_graph(p.p, graph)
             if graph is None or not A.is_var(graph):
                 return replace(p, p=inner)
-            return A.Group(p=inner, keys=(*p.keys, A.Var(name=graph)),  # type: ignore[arg-type]
-                           aggregates=p.aggregates)
+            grouped = A.Group(p=inner, keys=(*p.keys, A.Var(name=graph)),  # type: ignore[arg-type]
+                              aggregates=p.aggregates)
+            return grouped if p.keys else _in_every_graph(grouped, graph)  # type: ignore[arg-type]
         case A.Distinct():
             return replace(p, p=push_graph(p.p, graph))
         case A.PathPattern():
@@ -88,19 +92,84 @@ def push_graph(p: A.Pattern, graph: A.Slot | None = None) -> A.Pattern:
     raise TypeError(p)
 
 
-def _check_graph_body(g: A.Graph) -> None:
-    """Cases where pushing the graph slot down would change the answer."""
-    if not A.is_var(g.term):
-        return
-    name: str = g.term  # type: ignore[assignment]
-    if _mentions_var(g.p, name) or _binds_in_leaf(g.p, name):
-        raise UnsupportedFeature("the GRAPH variable used inside its own GRAPH pattern (GRAPH is "
-                                 "maintained by moving the variable into each triple "
-                                 "pattern, which would change what the inner use sees)")
-    if _implicit_group(g.p):
-        raise UnsupportedFeature("an aggregate without GROUP BY inside GRAPH ?var (it has a row "
-                                 "for every graph, matches or not; the graph moved into "
-                                 "the group keys gives rows only where it matches)")
+def _nested(p: A.Graph, outer: A.Slot) -> A.Pattern:
+    """A GRAPH inside another: §18.6 evaluates it in its own graph (the
+    dataset ``D(D[i])`` keeps every named graph), whatever the outer one is;
+    joined with the outer graph's names, every solution binds the outer
+    variable as the others inside the outer GRAPH do (design note 222)."""
+    inner = push_graph(p)
+    return A.Join(left=A.GraphNames(term=outer), right=inner) if A.is_var(outer) else inner
+
+
+def _renamed(p: A.Graph) -> A.Pattern:
+    """``GRAPH ?g { P }`` where P names ?g: §18.6 evaluates P in each graph
+    with ?g a variable of P's own (unbound in a FILTER or BIND unless P binds
+    it), then joins with ?g ↦ the graph. So P's ?g is renamed to a fresh
+    variable h, the GRAPH pushed as usual, the join's compatibility kept as a
+    filter (h unbound, or the same term as ?g), and h projected away: the
+    mappings with h unbound and with h = ?g are one mapping of §18.6, their
+    counts added."""
+    g: str = p.term  # type: ignore[assignment]
+    h = f"_:%in:{g}"  # % is in no blank node label; a nested rename prefixes again
+    body: A.Pattern = _rename(p.p, g, h)  # type: ignore[assignment]
+    same = A.Call(fn="||", args=(
+        A.Call(fn="!", args=(A.Call(fn="BOUND", args=(A.Var(name=h),)),)),
+        A.Call(fn="SAMETERM", args=(A.Var(name=h), A.Var(name=g)))))
+    keep = tuple(sorted((pattern_vars(body) - {h}) | {g}))
+    return A.Project(p=A.Filter(expr=same, p=push_graph(A.Graph(term=g, p=body))), vars=keep)
+
+
+_NOT_NAMES = ("fn", "separator")  # the str fields that hold no variable
+
+
+def _names(node: object, name: str) -> bool:
+    """Whether ``name`` occurs in ``node`` other than as a nested GRAPH's
+    own variable (a GRAPH ?g inside GRAPH ?g is the same graph: pushed as is)."""
+    if isinstance(node, A.Graph):
+        return _names(node.p, name)
+    if isinstance(node, str):
+        return A.is_var(node) and node == name
+    if isinstance(node, tuple):
+        return any(_names(x, name) for x in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        return any(_names(getattr(node, f.name), name) for f in dataclasses.fields(node)
+                   if f.name not in _NOT_NAMES)
+    return False
+
+
+def _rename(node: object, old: str, new: str) -> object:
+    """``node`` with every occurrence of the variable ``old`` named ``new``."""
+    if isinstance(node, str):
+        return new if A.is_var(node) and node == old else node
+    if isinstance(node, tuple):
+        return tuple(_rename(x, old, new) for x in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        return dataclasses.replace(node, **{  # type: ignore[type-var]
+            f.name: _rename(getattr(node, f.name), old, new)
+            for f in dataclasses.fields(node) if f.name not in _NOT_NAMES})
+    return node
+
+
+def _in_every_graph(grouped: A.Group, g: str) -> A.Pattern:
+    """An aggregate without GROUP BY inside ``GRAPH ?g``: §18.6 gives it a
+    row in every graph, whether its pattern matches there or not (COUNT 0
+    where it does not), but grouped by ?g the graphs it does not match have
+    no group. So the graphs' names are left-joined with the groups (a COUNT(*)
+    marks a graph that has one), and each aggregate of a graph without a
+    group is the aggregate's value over no rows."""
+    seen = f"_:%rows:{g}"
+    own = tuple(replace(a, var=f"_:%of:{a.var}") for a in grouped.aggregates)
+    counted = replace(grouped, aggregates=(*own, A.Aggregate(fn="COUNT", expr=None,
+                                                             distinct=False, var=seen)))
+    out: A.Pattern = A.LeftJoin(left=A.GraphNames(term=g), right=counted, expr=None)
+    for a, mine in zip(grouped.aggregates, own, strict=True):
+        empty = compute(a, [])
+        value: A.Expr = A.Var(name=mine.var)
+        if empty is not None:
+            value = A.Call(fn="IF", args=(A.Call(fn="BOUND", args=(A.Var(name=seen),)), value,
+                                          A.Const(term=empty)))
+        out = A.Extend(p=out, var=a.var, expr=value)
+    return A.Project(p=out, vars=(g, *(a.var for a in grouped.aggregates)))
 
 
 def pattern_vars(p: A.Pattern) -> set[str]:
@@ -126,37 +195,6 @@ def pattern_vars(p: A.Pattern) -> set[str]:
     for c in A.children(p):
         out |= pattern_vars(c)
     return out
-
-
-def _binds_in_leaf(p: A.Pattern, name: str) -> bool:
-    match p:
-        case A.BGP():
-            return any(name in (t.s, t.p, t.o) for t in p.triples)
-        case A.PathPattern():
-            return name in (p.s, p.o)
-        case A.Values():
-            return any(v == name for row in p.rows for v, _ in row)
-        case A.Project():
-            return name in p.vars and _binds_in_leaf(p.p, name)
-    return any(_binds_in_leaf(c, name) for c in A.children(p))
-
-
-def _implicit_group(p: A.Pattern) -> bool:
-    if isinstance(p, A.Group) and not p.keys:
-        return True
-    return any(_implicit_group(c) for c in A.children(p))
-
-
-def _mentions_var(p: A.Pattern, name: str) -> bool:
-    exprs = []
-    match p:
-        case A.Filter() | A.Extend():
-            exprs.append(p.expr)
-        case A.LeftJoin() if p.expr is not None:
-            exprs.append(p.expr)
-    if any(name in A.expr_vars(e) for e in exprs):
-        return True
-    return any(_mentions_var(c, name) for c in A.children(p))
 
 
 def _expr(e: A.Expr, graph: A.Slot | None) -> A.Expr:

@@ -60,9 +60,13 @@ def condition(draw: st.DrawFn, depth: int) -> str:
 
 
 @st.composite
-def group(draw: st.DrawFn, depth: int, graphs: int = 1) -> str:
+def group(draw: st.DrawFn, depth: int, graphs: int = 1, scoped: bool = False,
+          with_graph: bool = False) -> str:
     """A group graph pattern ``{ … }``; GRAPH drawn ``graphs`` times as
-    often as each other operator (never with 0)."""
+    often as each other operator (never with 0). ``scoped``: a GRAPH's group
+    may name its variable (``?z`` read as ``?g``), hold another GRAPH, and
+    hold a sub-SELECT aggregating without GROUP BY — the scoping of SPARQL
+    1.1 §18.6 that pyoxigraph reads otherwise (design note 230)."""
     parts = [draw(triple())]
     if depth <= 0:
         parts += draw(st.lists(triple(), max_size=1))
@@ -70,8 +74,12 @@ def group(draw: st.DrawFn, depth: int, graphs: int = 1) -> str:
     kinds = ["join", "optional", "optional_filter", "union", "minus", "filter", "bind",
              "values", "subselect", "distinct_subselect", "grouped_subselect"]
     kinds += ["graph"] * graphs
-    for kind in draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=2)):
-        sub = draw(group(depth - 1, graphs))
+    chosen = draw(st.lists(st.sampled_from(kinds + ["implicit_subselect"] * (3 * scoped)),
+                           min_size=1, max_size=2))
+    if with_graph and "graph" not in chosen:
+        chosen.append("graph")
+    for kind in chosen:
+        sub = draw(group(depth - 1, graphs, scoped))
         match kind:
             case "join":
                 parts.append(sub)
@@ -80,7 +88,7 @@ def group(draw: st.DrawFn, depth: int, graphs: int = 1) -> str:
             case "optional_filter":
                 parts.append(f"OPTIONAL {{ {sub[1:-1]} FILTER({draw(condition(0))}) }}")
             case "union":
-                parts.append(f"{{ {sub} UNION {draw(group(depth - 1, graphs))} }}")
+                parts.append(f"{{ {sub} UNION {draw(group(depth - 1, graphs, scoped))} }}")
             case "minus":
                 parts.append(f"MINUS {sub}")
             case "filter":
@@ -110,9 +118,19 @@ def group(draw: st.DrawFn, depth: int, graphs: int = 1) -> str:
                     sub = _bound(sub, arg)
                 parts.append(f"{{ SELECT {key} ({agg} AS ?n{depth}{len(parts)}) WHERE {sub} "
                              f"GROUP BY {key} }}")
+            case "implicit_subselect":
+                arg = draw(st.sampled_from(VARS))
+                agg = draw(st.sampled_from(["COUNT(*)", f"SUM({arg})", f"MAX({arg})",
+                                            f"COUNT(DISTINCT {arg})"]))
+                parts.append(f"{{ SELECT ({agg} AS ?m{depth}{len(parts)}) WHERE {sub} }}")
             case "graph":
-                g = draw(st.sampled_from([":g1", "?g"]))
-                parts.append(f"GRAPH {g} {draw(group(depth - 1, graphs=0))}")
+                g = draw(st.sampled_from([":g1", "?g"] + ["?h"] * scoped))
+                inner = max(depth - 1, int(with_graph))  # a query's own GRAPH nests
+                body = draw(group(inner, graphs=3 * int(scoped and draw(st.booleans())),
+                                  scoped=scoped))
+                if scoped and g != ":g1":
+                    body = body.replace("?z", g)
+                parts.append(f"GRAPH {g} {body}")
     return "{ " + " ".join(parts) + " }"
 
 
@@ -126,8 +144,8 @@ def _bound(group: str, v: str) -> str:
 
 
 @st.composite
-def select_query(draw: st.DrawFn, graphs: int = 1) -> str:
-    where = draw(group(draw(st.integers(1, 2)), graphs))
+def select_query(draw: st.DrawFn, graphs: int = 1, scoped: bool = False) -> str:
+    where = draw(group(draw(st.integers(1, 2)), graphs, scoped, with_graph=scoped))
     form = draw(st.sampled_from(["star", "project", "distinct", "aggregate", "aggregate"]))
     match form:
         case "star":
@@ -150,7 +168,8 @@ def select_query(draw: st.DrawFn, graphs: int = 1) -> str:
     return PREFIX + f"SELECT {agg} WHERE {where}"
 
 
-_TERM = "|".join(re.escape(t) for t in VARS + IRIS + LITERALS)
+GRAPH_VARS = ["?g", "?h"]  # named inside their own GRAPH by scoped queries
+_TERM = "|".join(re.escape(t) for t in VARS + GRAPH_VARS + IRIS + LITERALS)
 _PATTERN = re.compile(f"({_TERM}) ({'|'.join(PREDICATES)}) ({_TERM}) \\.")
 
 
@@ -159,10 +178,23 @@ def matching(draw: st.DrawFn, query: str, graphs: bool = True) -> tuple[str | No
     """A quad one of ``query``'s triple patterns matches: its variables
     replaced by terms of the vocabulary (so the data meet the query's
     joins, filters and negations far more often than quads drawn blind)."""
-    s, p, o = draw(st.sampled_from(_PATTERN.findall(query)))
-    g = draw(st.sampled_from(GRAPHS if graphs else [None]))
-    return (g, draw(st.sampled_from(IRIS)) if s in VARS else s, p,
-            draw(st.sampled_from(IRIS + IRIS + LITERALS)) if o in VARS else o)
+    found = draw(st.sampled_from(list(_PATTERN.finditer(query))))
+    s, p, o = found.groups()
+    names = [":g1", ":g2"]  # a graph variable's values
+    g = draw(st.sampled_from(_graphs_at(query, found.start()) if graphs else [None]))
+    return (g, draw(st.sampled_from(names if s in GRAPH_VARS else IRIS)) if s[0] == "?" else s,
+            p, draw(st.sampled_from(names if o in GRAPH_VARS else IRIS + IRIS + LITERALS))
+            if o[0] == "?" else o)
+
+
+def _graphs_at(query: str, at: int) -> list[str | None]:
+    """The graphs a triple pattern at ``at`` reads: its innermost GRAPH's
+    (any named graph for a variable), else any graph."""
+    inner = max(((start, name) for name in (":g1", *GRAPH_VARS)
+                 for start, end in graph_blocks(query, name) if start < at < end), default=None)
+    if inner is None:
+        return GRAPHS
+    return [inner[1]] if inner[1] == ":g1" else [":g1", ":g2"]
 
 
 @st.composite
@@ -187,10 +219,12 @@ def streams(draw: st.DrawFn, graphs: bool = True, query: str = "") -> list[list[
 
 
 @st.composite
-def cases(draw: st.DrawFn, graphs: int = 1) -> tuple[str, list[list[tuple[int, tuple]]]]:
+def cases(draw: st.DrawFn, graphs: int = 1,
+          scoped: bool = False) -> tuple[str, list[list[tuple[int, tuple]]]]:
     """A query of the grammar (GRAPH ``graphs`` times as likely as each
-    other operator, none with 0) and a stream of batches for it."""
-    query = draw(select_query(graphs))
+    other operator, none with 0; ``scoped`` as for ``group``) and a stream
+    of batches for it."""
+    query = draw(select_query(graphs, scoped))
     return query, draw(streams(bool(graphs), query))
 
 
@@ -204,16 +238,42 @@ def for_pyoxigraph(query: str) -> str:
     :a`` in two graphs: two rows without ``?g``, where §18.6 gives one per
     graph, design note 229)."""
     out, start = [], 0
-    while (at := query.find("GRAPH ?g {", start)) >= 0:
-        depth, end = 0, at
-        for end in range(at + len("GRAPH ?g "), len(query)):
-            depth += {"{": 1, "}": -1}.get(query[end], 0)
-            if depth == 0:
-                break
+    for at, end in graph_blocks(query, "?g"):
+        if at < start:
+            continue  # inside a block already rewritten
         block = re.sub(r"\{ SELECT (DISTINCT )?", lambda m: f"{m[0]}?g ", query[at:end])
         out += [query[start:at], block.replace("GROUP BY ", "GROUP BY ?g ")]
         start = end
     return "".join(out) + query[start:]
+
+
+def graph_blocks(query: str, name: str) -> list[tuple[int, int]]:
+    """Where each ``GRAPH name { … }`` of ``query`` starts and ends."""
+    out, start = [], 0
+    while (at := query.find(f"GRAPH {name} {{", start)) >= 0:
+        depth, end = 0, at
+        for end in range(at + len(f"GRAPH {name} "), len(query)):
+            depth += {"{": 1, "}": -1}.get(query[end], 0)
+            if depth == 0:
+                break
+        out.append((at, end))
+        start = at + 1
+    return out
+
+
+def scoping(query: str) -> set[str]:
+    """Which scoping of §18.6 a query's GRAPH blocks exercise."""
+    out = set()
+    for name in (":g1", *GRAPH_VARS):
+        for at, end in graph_blocks(query, name):
+            body = query[at + len(f"GRAPH {name} "):end]
+            if "GRAPH " in body:
+                out.add("GRAPH in GRAPH")
+            if name != ":g1" and name in body:
+                out.add("GRAPH variable inside")
+            if name != ":g1" and "SELECT (" in body:
+                out.add("aggregate without GROUP BY")
+    return out
 
 
 _NAMES = Graph()

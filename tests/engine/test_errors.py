@@ -31,7 +31,6 @@ def test_an_escape_past_the_last_code_point_is_a_syntax_error() -> None:
 
 
 @pytest.mark.parametrize(("query", "feature"), [
-    ("SELECT * { GRAPH ?g { GRAPH ?h { ?s ?p ?o } } }", "GRAPH nested in another GRAPH"),
     ("SELECT * { SERVICE <http://e/> { ?s ?p ?o } }", "SERVICE"),
     ("SELECT (NOW() AS ?n) {}", "NOW"),
     ("SELECT (RAND() AS ?n) {}", "RAND"),

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, event, given, note
 
 from server.tools.oracle import our_rows, ox_quad, oxigraph_rows
-from tests.engine.grammar import PREFIX, cases, for_pyoxigraph, streams, to_quad
+from tests.engine.grammar import PREFIX, cases, for_pyoxigraph, scoping, streams, to_quad
 from tests.engine.test_fuzz_terms import fuzz_settings
 from views.compile import compile_query
 from views.dataset import Dataset
@@ -24,7 +24,8 @@ CASES = fuzz_settings(EXAMPLES)  # derandomized unless PODVIEWS_FUZZ_SEED is set
 FEW_CASES = fuzz_settings(EXAMPLES // 4)
 
 
-def _check(query: str, batches: list, in_hypothesis: bool = True) -> None:
+def _check(query: str, batches: list, in_hypothesis: bool = True,
+           pyoxigraph: bool = True) -> None:
     if in_hypothesis:
         note(f"query: {query}\nbatches: {batches}")
     try:
@@ -45,9 +46,9 @@ def _check(query: str, batches: list, in_hypothesis: bool = True) -> None:
         scratch = evaluate(q.pattern, ds)
         seen_rows = seen_rows or bool(scratch)
         assert view.result == scratch, "maintained view != reference evaluator"
-        variables = q.variables
-        theirs = oxigraph_rows(store, for_pyoxigraph(query), variables)
-        assert our_rows(q, view.result, variables) == theirs, "maintained view != pyoxigraph"
+        if pyoxigraph:
+            theirs = oxigraph_rows(store, for_pyoxigraph(query), q.variables)
+            assert our_rows(q, view.result, q.variables) == theirs, "maintained view != pyoxigraph"
     if in_hypothesis:
         event("view non-empty after some batch" if seen_rows else "view always empty")
 
@@ -56,6 +57,21 @@ def _check(query: str, batches: list, in_hypothesis: bool = True) -> None:
 @given(case=cases())
 def test_maintained_view_equals_oracles(case: tuple[str, list]) -> None:
     _check(*case)
+
+
+@CASES
+@given(case=cases(graphs=6, scoped=True))
+def test_graph_scoping_maintained_equals_the_reference(case: tuple[str, list]) -> None:
+    """GRAPH ?g whose group names ?g (in a pattern, a FILTER, a BIND, a
+    sub-SELECT), a GRAPH inside another, an aggregate without GROUP BY
+    inside GRAPH ?g: SPARQL 1.1 §18.6 evaluates the group in each graph, ?g a
+    variable of its own there, and joins the graph's name after. The
+    engine rewrites these (``views.normalize``); the reference evaluator
+    evaluates GRAPH as §18.6 says, graph by graph. pyoxigraph substitutes ?g
+    into the group, so it is not the oracle here (design note 230; the
+    hand cases beside rdflib are in ``test_graph_semantics.py``)."""
+    _check(*case, pyoxigraph=False)
+    event(", ".join(sorted(scoping(case[0]))) or "no scoping")
 
 
 MIN_MAX = PREFIX + ("SELECT ?x (MIN(?y) AS ?lo) (MAX(?y) AS ?hi) (COUNT(?y) AS ?n) "
