@@ -293,7 +293,7 @@ def sparql_update(body: str, base: str, bounds: Bounds = Bounds()) -> Change:
     return DataChange(_writable(inserts), deletes)
 
 
-def _full_update(body: str, base: str, bounds: Bounds) -> Change:
+def _full_update(body: str, base: str, bounds: Bounds = Bounds()) -> Change:
     """The update checked now (400 before any lock) and evaluated when applied,
     both in a pool process (``offload``): rdflib's parser and the engine's
     evaluation are pure Python and would otherwise hold the API's GIL for
