@@ -128,6 +128,8 @@ def group(draw: st.DrawFn, depth: int, graphs: int = 1, scoped: bool = False,
                 inner = max(depth - 1, int(with_graph))  # a query's own GRAPH nests
                 body = draw(group(inner, graphs=3 * int(scoped and draw(st.booleans())),
                                   scoped=scoped))
+                if inner == depth:  # its BIND and aggregate names apart from this group's
+                    body = re.sub(r"\?([bmn])(\d)", r"?\1g\2", body)
                 if scoped and g != ":g1":
                     body = body.replace("?z", g)
                 parts.append(f"GRAPH {g} {body}")

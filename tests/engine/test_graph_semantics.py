@@ -175,7 +175,7 @@ def _maintained(query: str, rdflib_too: bool) -> None:
         view.apply(ours.apply([(_quad(qd), sign) for sign, qd in batch]))
         for sign, qd in batch:
             g, *t = _quad(qd)
-            graph = theirs.graph(g) if g is not None else theirs.default_context
+            graph = theirs.graph(g) if g is not None else theirs.default_graph
             (graph.add if sign > 0 else graph.remove)(tuple(t))
         assert view.result == evaluate(q.pattern, ours), (step, "maintained != reference")
         if rdflib_too:
