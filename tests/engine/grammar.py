@@ -243,7 +243,7 @@ def for_pyoxigraph(query: str) -> str:
     for at, end in graph_blocks(query, "?g"):
         if at < start:
             continue  # inside a block already rewritten
-        block = re.sub(r"\{ SELECT (DISTINCT )?", lambda m: f"{m[0]}?g ", query[at:end])
+        block = re.sub(r"\{ SELECT (DISTINCT )?(?!\?g )", lambda m: f"{m[0]}?g ", query[at:end])
         out += [query[start:at], block.replace("GROUP BY ", "GROUP BY ?g ")]
         start = end
     return "".join(out) + query[start:]
