@@ -68,6 +68,9 @@ SCOPED = {
     "graph-in-graph": "SELECT * WHERE { GRAPH ?doc { ?x :p ?y GRAPH ?other { ?y :q ?z } } }",
     "count-in-graph": "SELECT * WHERE { GRAPH ?doc { SELECT (COUNT(*) AS ?n) "
                       "WHERE { ?x :q ?y } } }",
+    "count-in-named": f"SELECT * FROM <{DOC}> FROM NAMED <{DOC}> FROM NAMED "
+                      f"<{DEFAULT_BASE}/bob/r1> WHERE {{ ?x :p ?y GRAPH ?doc {{ "
+                      "SELECT (COUNT(*) AS ?n) WHERE { ?y :q ?z } } }",
 }
 PREFIX = f"PREFIX : <{EX}>\n"
 
@@ -100,17 +103,22 @@ def _store(c: sa.Connection, readable: list[int]) -> ox.Store:
     return store
 
 
-def _reference(c: sa.Connection, readable: list[int]) -> Dataset:
-    """The readable pods' documents as the reference evaluator's dataset."""
-    ds = Dataset()
+def _reference(c: sa.Connection, readable: list[int], q: A.Query) -> Dataset:
+    """The readable pods' documents as the reference evaluator's dataset for
+    ``q``, built by SPARQL 1.1 §13.2: without a dataset clause every
+    document a named graph and their union the default graph; with one, the
+    FROM documents merged into the default graph (a set) and the FROM NAMED
+    ones the named graphs."""
     rows = c.execute(sa.text("SELECT r.id, p.name, r.path FROM resources r JOIN pods p "
                              "ON p.id = r.pod_id WHERE p.id = ANY(:p)"), {"p": readable})
-    quads: set[tuple] = set()
-    for rid, name, path in rows:
-        iri = URIRef(f"{DEFAULT_BASE}/{quote(name)}/{path}")
-        for t in pods.resource_triples(c, rid):
-            quads |= {(iri, *t), (None, *t)}
-    ds.apply([(q, 1) for q in quads])
+    docs = {URIRef(f"{DEFAULT_BASE}/{quote(name)}/{path}"): pods.resource_triples(c, rid)
+            for rid, name, path in rows}
+    merged, named = (q.from_graphs, q.from_named) if q.from_graphs or q.from_named else \
+        (tuple(docs), tuple(docs))
+    quads = {(iri, *t) for iri in named for t in docs.get(iri, ())}
+    quads |= {(None, *t) for iri in merged for t in docs.get(iri, ())}
+    ds = Dataset()
+    ds.apply([(quad, 1) for quad in quads])
     return ds
 
 
@@ -148,11 +156,10 @@ def test_document_views_agree_with_pyoxigraph(migrated: str) -> None:
                 got = our_rows(q, catalog.view_results(c, views[name]), q.variables)
                 want = oxigraph_rows(store, PREFIX + text, q.variables)
                 assert got == want, (step, name, got - want, want - got)
-            reference = _reference(c, readable)
             for name, text in SCOPED.items():
                 q = compile_query(PREFIX + text).query
                 got = our_rows(q, catalog.view_results(c, views[name]), q.variables)
-                want = our_rows(q, evaluate(q.pattern, reference), q.variables)
+                want = our_rows(q, evaluate(q.pattern, _reference(c, readable, q)), q.variables)
                 assert got == want, (step, name, got - want, want - got)
     with engine.begin() as c:  # the stored states against the engine from scratch
         for view in views.values():
@@ -187,29 +194,39 @@ class DocumentCase:
         clause = " ".join([f"FROM {iri(d)}" for d in froms] + [f"FROM NAMED {iri(d)}" for d in named])
         return query.replace(" WHERE ", f" {clause} WHERE ", 1)
 
-    def store(self, pod: str, held: dict[str, set[tuple]]) -> ox.Store:
-        """The documents as pyoxigraph's dataset, built by SPARQL 1.1 §13.2
-        (the default graph the merge of the FROM documents, a set — empty
-        with FROM NAMED alone —, the named graphs the FROM NAMED ones), not
-        by pyoxigraph's FROM, whose merge keeps a triple once per graph."""
+    def quads(self, pod: str, held: dict[str, set[tuple]]) -> set[tuple]:
+        """The documents as a dataset, built by SPARQL 1.1 §13.2: the
+        default graph (graph None) the merge of the FROM documents, a set —
+        empty with FROM NAMED alone —, the named graphs the FROM NAMED ones;
+        without a clause every document a named graph, their union the
+        default graph."""
         froms, named = self.dataset or (tuple(held), tuple(held))
+        out = {(URIRef(f"{DEFAULT_BASE}/{pod}/{doc}"), *t) for doc in named for t in held[doc]}
+        return out | {(None, *t) for doc in froms for t in held[doc]}
+
+    def store(self, pod: str, held: dict[str, set[tuple]]) -> ox.Store:
+        """``quads`` as pyoxigraph's store, not pyoxigraph's FROM, whose
+        merge keeps a triple once per graph."""
         store = ox.Store()
-        for doc in named:
-            for t in held[doc]:
-                store.add(ox_quad((URIRef(f"{DEFAULT_BASE}/{pod}/{doc}"), *t)))
-        for t in set().union(*(held[doc] for doc in froms)):
-            store.add(ox_quad((None, *t)))
+        for quad in self.quads(pod, held):
+            store.add(ox_quad(quad))
         return store
 
-
     def reference(self, pod: str, held: dict[str, set[tuple]]) -> Dataset:
-        """The documents as the reference evaluator's dataset (no dataset
-        clause: every document a named graph, their union the default)."""
-        assert self.dataset is None
-        quads = {(URIRef(f"{DEFAULT_BASE}/{pod}/{doc}"), *t) for doc in held for t in held[doc]}
+        """``quads`` as the reference evaluator's dataset."""
         ds = Dataset()
-        ds.apply([(q, 1) for q in quads | {(None, *q[1:]) for q in quads}])
+        ds.apply([(quad, 1) for quad in self.quads(pod, held)])
         return ds
+
+
+@st.composite
+def dataset_clauses(draw: st.DrawFn) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """In a third of the cases, FROM and FROM NAMED documents."""
+    if draw(st.integers(0, 2)):
+        return None
+    docs = st.lists(st.sampled_from(list(DOCUMENTS.values())), max_size=2, unique=True)
+    froms, named = tuple(draw(docs)), tuple(draw(docs))
+    return (froms, named) if froms or named else None  # no clause: no dataset
 
 
 @st.composite
@@ -224,13 +241,8 @@ def document_cases(draw: st.DrawFn) -> DocumentCase:
         compile_query(query)
     except UnsupportedFeature:
         assume(False)
-    dataset = None
-    if draw(st.integers(0, 2)) == 0:
-        docs = st.lists(st.sampled_from(list(DOCUMENTS.values())), max_size=2, unique=True)
-        froms, named = tuple(draw(docs)), tuple(draw(docs))
-        dataset = (froms, named) if froms or named else None  # no clause: no dataset
     revoked = draw(st.sampled_from([None, None, *range(len(batches))]))
-    return DocumentCase(query, batches, dataset, revoked)
+    return DocumentCase(query, batches, draw(dataset_clauses()), revoked)
 
 
 @fuzz_settings(max(PROPERTY_EXAMPLES // 20, 1))
@@ -254,14 +266,15 @@ def test_document_views_of_nested_operators_agree_with_pyoxigraph(
 def scoped_document_cases(draw: st.DrawFn) -> DocumentCase:
     """A query of the scoped grammar (its GRAPH's group naming the GRAPH's
     variable, a GRAPH inside another, an aggregate without GROUP BY) with
-    its stream over the three documents, no dataset clause; in about half,
-    the consent revoked after one batch and granted again after the next."""
+    its stream over the three documents, a third of them with FROM and FROM
+    NAMED documents; in about half, the consent revoked after one batch and
+    granted again after the next."""
     query, batches = draw(grammar.cases(graphs=6, scoped=True))
     try:
         compile_query(query)
     except UnsupportedFeature:
         assume(False)
-    return DocumentCase(query, batches, None,
+    return DocumentCase(query, batches, draw(dataset_clauses()),
                         draw(st.sampled_from([None, None, *range(len(batches))])))
 
 
