@@ -74,8 +74,8 @@ class Settings(BaseSettings):
     max_patch_bytes: int = 1 << 20  # a PATCH's body (N3 and SPARQL parsers are not linear)
     max_literal_bytes: int = 1 << 20  # characters in one literal of a body
     max_resource_triples: int = 500_000  # triples in one resource
-    max_patch_steps: int = 100_000  # pattern-match steps of a patch's WHERE (rdflib: ~60 µs each)
-    max_patch_seconds: float = 20.0  # a SPARQL Update's reading and evaluation, each
+    max_patch_steps: int = Bounds.steps  # pattern-match steps of a patch's WHERE (~60 µs each)
+    max_patch_seconds: float = Bounds.seconds  # a SPARQL Update's reading and evaluation, each
     # Solid-OIDC (server/api/solid_oidc.py): issuers trusted for any WebID (else the WebID's
     # profile must name the token's issuer), and the bounds of profile and key fetches
     oidc_trusted_issuers: list[str] = []

@@ -15,7 +15,7 @@ import dataclasses
 import random
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import quote
 
 import pyoxigraph as ox
@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from hypothesis import assume, event, given, note
 from hypothesis import strategies as st
 from rdflib import Literal, URIRef
+from rdflib.term import Identifier
 
 from server.api.consents.service import record_grant, record_revoke
 from server.api.views.service import register_view
@@ -90,33 +91,35 @@ def _write(c: sa.Connection, pod: int, rng: random.Random) -> None:
                                       rng.choice(objects)) for _ in range(rng.randint(0, 6))})
 
 
-def _store(c: sa.Connection, readable: list[int]) -> ox.Store:
-    """The readable pods' documents as pyoxigraph named graphs."""
-    store = ox.Store()
+def dataset_quads(docs: Mapping[Identifier, set[tuple]],
+                  clause: tuple[Iterable[Identifier], Iterable[Identifier]] | None = None
+                  ) -> set[tuple]:
+    """Documents as a dataset by SPARQL 1.1 §13.2: with a clause (FROM, FROM
+    NAMED), the default graph (graph None) the merge of the FROM documents —
+    a set, empty with FROM NAMED alone — and the named graphs the FROM NAMED
+    ones; without, every document a named graph and their union the default
+    graph (decision 5)."""
+    froms, named = clause or (docs, docs)
+    out = {(iri, *t) for iri in named for t in docs.get(iri, ())}
+    return out | {(None, *t) for iri in froms for t in docs.get(iri, ())}
+
+
+def _documents(c: sa.Connection, readable: list[int]) -> dict[Identifier, set[tuple]]:
+    """The readable pods' documents' triples, by IRI."""
     rows = c.execute(sa.text("SELECT r.id, p.name, r.path FROM resources r JOIN pods p "
                              "ON p.id = r.pod_id WHERE p.id = ANY(:p)"), {"p": readable})
-    for rid, name, path in rows:
-        iri = f"{DEFAULT_BASE}/{quote(name)}/{path}"
-        for t in pods.resource_triples(c, rid):
-            store.add(ox_quad((URIRef(iri), *t)))
-            store.add(ox_quad(t))  # the default graph: their union, a set (decision 5)
+    return {URIRef(f"{DEFAULT_BASE}/{quote(name)}/{path}"): set(pods.resource_triples(c, rid))
+            for rid, name, path in rows}
+
+
+def _store(quads: set[tuple]) -> ox.Store:
+    store = ox.Store()
+    for quad in quads:
+        store.add(ox_quad(quad))
     return store
 
 
-def _reference(c: sa.Connection, readable: list[int], q: A.Query) -> Dataset:
-    """The readable pods' documents as the reference evaluator's dataset for
-    ``q``, built by SPARQL 1.1 §13.2: without a dataset clause every
-    document a named graph and their union the default graph; with one, the
-    FROM documents merged into the default graph (a set) and the FROM NAMED
-    ones the named graphs."""
-    rows = c.execute(sa.text("SELECT r.id, p.name, r.path FROM resources r JOIN pods p "
-                             "ON p.id = r.pod_id WHERE p.id = ANY(:p)"), {"p": readable})
-    docs = {URIRef(f"{DEFAULT_BASE}/{quote(name)}/{path}"): pods.resource_triples(c, rid)
-            for rid, name, path in rows}
-    merged, named = (q.from_graphs, q.from_named) if q.from_graphs or q.from_named else \
-        (tuple(docs), tuple(docs))
-    quads = {(iri, *t) for iri in named for t in docs.get(iri, ())}
-    quads |= {(None, *t) for iri in merged for t in docs.get(iri, ())}
+def _reference(quads: set[tuple]) -> Dataset:
     ds = Dataset()
     ds.apply([(quad, 1) for quad in quads])
     return ds
@@ -150,7 +153,8 @@ def test_document_views_agree_with_pyoxigraph(migrated: str) -> None:
         with engine.connect() as c:
             assert c.execute(sa.text("SELECT count(*) FROM jobs WHERE status <> 'done'")
                              ).scalar_one() == 0
-            store = _store(c, readable)
+            docs = _documents(c, readable)
+            store = _store(dataset_quads(docs))
             for name, text in QUERIES.items():
                 q = compile_query(PREFIX + text).query
                 got = our_rows(q, catalog.view_results(c, views[name]), q.variables)
@@ -159,7 +163,9 @@ def test_document_views_agree_with_pyoxigraph(migrated: str) -> None:
             for name, text in SCOPED.items():
                 q = compile_query(PREFIX + text).query
                 got = our_rows(q, catalog.view_results(c, views[name]), q.variables)
-                want = our_rows(q, evaluate(q.pattern, _reference(c, readable, q)), q.variables)
+                clause = (q.from_graphs, q.from_named) if q.from_graphs or q.from_named else None
+                want = our_rows(q, evaluate(q.pattern, _reference(dataset_quads(docs, clause))),
+                                q.variables)
                 assert got == want, (step, name, got - want, want - got)
     with engine.begin() as c:  # the stored states against the engine from scratch
         for view in views.values():
@@ -195,28 +201,12 @@ class DocumentCase:
         return query.replace(" WHERE ", f" {clause} WHERE ", 1)
 
     def quads(self, pod: str, held: dict[str, set[tuple]]) -> set[tuple]:
-        """The documents as a dataset, built by SPARQL 1.1 §13.2: the
-        default graph (graph None) the merge of the FROM documents, a set —
-        empty with FROM NAMED alone —, the named graphs the FROM NAMED ones;
-        without a clause every document a named graph, their union the
-        default graph."""
-        froms, named = self.dataset or (tuple(held), tuple(held))
-        out = {(URIRef(f"{DEFAULT_BASE}/{pod}/{doc}"), *t) for doc in named for t in held[doc]}
-        return out | {(None, *t) for doc in froms for t in held[doc]}
-
-    def store(self, pod: str, held: dict[str, set[tuple]]) -> ox.Store:
-        """``quads`` as pyoxigraph's store, not pyoxigraph's FROM, whose
-        merge keeps a triple once per graph."""
-        store = ox.Store()
-        for quad in self.quads(pod, held):
-            store.add(ox_quad(quad))
-        return store
-
-    def reference(self, pod: str, held: dict[str, set[tuple]]) -> Dataset:
-        """``quads`` as the reference evaluator's dataset."""
-        ds = Dataset()
-        ds.apply([(quad, 1) for quad in self.quads(pod, held)])
-        return ds
+        """The documents as the query's dataset (``dataset_quads``)."""
+        iri = lambda doc: URIRef(f"{DEFAULT_BASE}/{pod}/{doc}")
+        clause = None if self.dataset is None else (
+            [iri(doc) for doc in self.dataset[0]], [iri(doc) for doc in self.dataset[1]])
+        docs: dict[Identifier, set[tuple]] = {iri(doc): triples for doc, triples in held.items()}
+        return dataset_quads(docs, clause)
 
 
 @st.composite
@@ -230,13 +220,15 @@ def dataset_clauses(draw: st.DrawFn) -> tuple[tuple[str, ...], tuple[str, ...]] 
 
 
 @st.composite
-def document_cases(draw: st.DrawFn) -> DocumentCase:
+def document_cases(draw: st.DrawFn, graphs: int = 4, scoped: bool = False) -> DocumentCase:
     """A query of the structural grammar (GRAPH ?g and GRAPH :g1 under nested
-    OPTIONAL, UNION, MINUS, EXISTS, sub-SELECTs, aggregates), a third of them
-    with FROM and FROM NAMED documents, with its stream of batches over three
-    documents, the same triple in several of them; in about half, the consumer's
-    consent revoked after one batch and granted again after the next."""
-    query, batches = draw(grammar.cases(graphs=4))
+    OPTIONAL, UNION, MINUS, EXISTS, sub-SELECTs, aggregates; ``scoped``: its
+    GRAPH's group naming the GRAPH's variable, a GRAPH inside another, an
+    aggregate without GROUP BY), a third of them with FROM and FROM NAMED
+    documents, with its stream of batches over three documents, the same
+    triple in several of them; in about half, the consumer's consent revoked
+    after one batch and granted again after the next."""
+    query, batches = draw(grammar.cases(graphs=graphs, scoped=scoped))
     try:
         compile_query(query)
     except UnsupportedFeature:
@@ -254,40 +246,25 @@ def test_document_views_of_nested_operators_agree_with_pyoxigraph(
     pyoxigraph from scratch over the same dataset (an empty one while the
     consent is revoked), and its change feed followed agrees."""
     def pyoxigraph(q: A.Query, name: str, held: dict[str, set[tuple]] | None) -> Counter:
-        # the store holds the dataset; pyoxigraph's sub-SELECTs under GRAPH ?g project ?g
+        # the store holds the dataset (pyoxigraph's FROM would keep a triple once per
+        # document); pyoxigraph's sub-SELECTs under GRAPH ?g project ?g
         theirs = grammar.for_pyoxigraph(dataclasses.replace(case, dataset=None).text(name))
-        return oxigraph_rows(ox.Store() if held is None else case.store(name, held), theirs,
+        return oxigraph_rows(_store(set() if held is None else case.quads(name, held)), theirs,
                              q.variables)
 
     _kept(cases_engine, case, pyoxigraph)
 
 
-@st.composite
-def scoped_document_cases(draw: st.DrawFn) -> DocumentCase:
-    """A query of the scoped grammar (its GRAPH's group naming the GRAPH's
-    variable, a GRAPH inside another, an aggregate without GROUP BY) with
-    its stream over the three documents, a third of them with FROM and FROM
-    NAMED documents; in about half, the consent revoked after one batch and
-    granted again after the next."""
-    query, batches = draw(grammar.cases(graphs=6, scoped=True))
-    try:
-        compile_query(query)
-    except UnsupportedFeature:
-        assume(False)
-    return DocumentCase(query, batches, draw(dataset_clauses()),
-                        draw(st.sampled_from([None, None, *range(len(batches))])))
-
-
 @fuzz_settings(max(PROPERTY_EXAMPLES // 20, 1))
-@given(case=scoped_document_cases())
+@given(case=document_cases(graphs=6, scoped=True))
 def test_document_views_of_scoped_graphs_agree_with_the_reference(
         cases_engine: sa.Engine, case: DocumentCase) -> None:
     """GRAPH scoped as §18.6 says (design note 230), kept by workers over a
     pod's documents, equals the reference evaluator from scratch over the
     same documents (pyoxigraph reads these otherwise)."""
     def reference(q: A.Query, name: str, held: dict[str, set[tuple]] | None) -> Counter:
-        return our_rows(q, evaluate(q.pattern, Dataset() if held is None else
-                                    case.reference(name, held)), q.variables)
+        return our_rows(q, evaluate(q.pattern, _reference(set() if held is None else
+                                               case.quads(name, held))), q.variables)
 
     _kept(cases_engine, case, reference)
 
